@@ -1,0 +1,1 @@
+"""The ``m3kit`` command: thin verbs over the library."""

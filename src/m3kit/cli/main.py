@@ -1,0 +1,60 @@
+"""Entry point: ``m3kit <verb> ...``. Every m3kit error becomes one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from m3kit import __version__
+from m3kit.cli import compose, demo, video
+from m3kit.errors import M3kitError
+
+app = typer.Typer(
+    name="m3kit",
+    help="Evaluate and build multimodal memory.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(video.app, name="video")
+app.add_typer(compose.app, name="compose")
+app.command("demo")(demo.demo)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        typer.echo(f"m3kit {__version__}")
+        raise typer.Exit()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit code instead of raising (tests call this directly)."""
+    err = Console(stderr=True)
+    try:
+        app(args=argv, prog_name="m3kit", standalone_mode=False)
+    except M3kitError as exc:
+        err.print(f"m3kit: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        err.print("m3kit: aborted", markup=False)
+        return 130
+    except KeyboardInterrupt:
+        err.print("m3kit: interrupted", markup=False)
+        return 130
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show(file=sys.stderr)
+            return exc.exit_code
+        raise
+    return 0
+
+

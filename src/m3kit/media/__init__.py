@@ -1,0 +1,32 @@
+"""Media engine: probing, frame sampling, frame-exact decoding, the frame store, composition."""
+
+from m3kit.media.decode import DecodePlan, DecodeStats, VideoDecoder, decode_frames, plan_decode
+from m3kit.media.index import VideoIndex
+from m3kit.media.probe import VideoInfo, probe
+from m3kit.media.resize import Resize
+from m3kit.media.sampling import (
+    POLICIES,
+    SamplingPolicy,
+    fps_indices,
+    sample_indices,
+    uniform_indices,
+    uniform_inner_indices,
+)
+
+__all__ = [
+    "POLICIES",
+    "DecodePlan",
+    "DecodeStats",
+    "Resize",
+    "SamplingPolicy",
+    "VideoDecoder",
+    "VideoIndex",
+    "VideoInfo",
+    "decode_frames",
+    "fps_indices",
+    "plan_decode",
+    "probe",
+    "sample_indices",
+    "uniform_indices",
+    "uniform_inner_indices",
+]

@@ -1,0 +1,156 @@
+"""Reading and writing schema records as JSON Lines or as a JSON list.
+
+Bad input raises ``SchemaError`` naming the file, the record and the field. The ``*_lenient``
+readers return the good records together with one ``SchemaError`` per bad record, so a run
+can skip what it cannot use and report it.
+
+Records are named as follows: in JSON Lines by their 1-based line number (plus the record's
+``id`` when it has one), in a JSON list by their ``id`` or, without one, their 0-based index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from m3kit.errors import SchemaError
+
+__all__ = [
+    "read_json_records",
+    "read_json_records_lenient",
+    "read_jsonl",
+    "read_jsonl_lenient",
+    "write_jsonl",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
+    """Parse every non-blank line of a JSON Lines file as ``model``; raise on the first bad one."""
+    return [_validate(path, record, raw, model) for record, raw in _jsonl_lines(path)]
+
+
+def read_jsonl_lenient(path: str | Path, model: type[M]) -> tuple[list[M], list[SchemaError]]:
+    """Like ``read_jsonl`` but collect bad records as errors instead of raising.
+
+    An unreadable file still raises: there is no record to skip.
+    """
+    return _collect(path, _jsonl_lines(path), model)
+
+
+def read_json_records(path: str | Path, model: type[M]) -> list[M]:
+    """Parse a file holding a JSON list of records as ``model``; raise on the first bad one."""
+    return [_validate(path, record, raw, model) for record, raw in _json_list(path)]
+
+
+def read_json_records_lenient(
+    path: str | Path, model: type[M]
+) -> tuple[list[M], list[SchemaError]]:
+    """Like ``read_json_records`` but collect bad records as errors instead of raising."""
+    return _collect(path, _json_list(path), model)
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write one record per line and return how many were written.
+
+    The file is written next to its destination and moved into place, so a reader never sees
+    a half-written file; missing parent directories are created.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    count = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(rec.model_dump_json())
+                fh.write("\n")
+                count += 1
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return count
+
+
+# A raw record: the value parsed from JSON, or the JSON error that stopped parsing it.
+_Raw = Any | json.JSONDecodeError
+
+
+def _read_text(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise SchemaError("file not found", path=path) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"cannot read file: {exc}", path=path) from exc
+
+
+def _jsonl_lines(path: str | Path) -> Iterable[tuple[str | int, _Raw]]:
+    for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue  # blank lines (a trailing newline, hand-edited files) are not records
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield lineno, exc
+            continue
+        rid = _record_id(raw)
+        yield (f"{lineno} (id {rid})" if rid is not None else lineno), raw
+
+
+def _json_list(path: str | Path) -> Iterable[tuple[str | int, _Raw]]:
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise SchemaError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=path
+        ) from exc
+    if not isinstance(data, list):
+        raise SchemaError(f"expected a JSON list of records, got {type(data).__name__}", path=path)
+    for index, raw in enumerate(data):
+        yield _record_id(raw) or index, raw
+
+
+def _record_id(raw: Any) -> str | None:
+    rid = raw.get("id") if isinstance(raw, dict) else None
+    return str(rid) if isinstance(rid, str | int) and str(rid) else None
+
+
+def _validate(path: str | Path, record: str | int, raw: _Raw, model: type[M]) -> M:
+    if isinstance(raw, json.JSONDecodeError):
+        raise SchemaError(f"invalid JSON: {raw.msg} (column {raw.colno})", path=path, record=record)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise _schema_error(path, record, exc) from exc
+
+
+def _schema_error(path: str | Path, record: str | int, exc: ValidationError) -> SchemaError:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    # Our validators raise ValueError; show its message without pydantic's "Value error, ".
+    ctx_error = first.get("ctx", {}).get("error")
+    reason = str(ctx_error) if first["type"] == "value_error" and ctx_error else first["msg"]
+    if len(errors) > 1:
+        reason += f" (+{len(errors) - 1} more in this record)"
+    return SchemaError(reason, path=path, record=record, field=field)
+
+
+def _collect(
+    path: str | Path, raws: Iterable[tuple[str | int, _Raw]], model: type[M]
+) -> tuple[list[M], list[SchemaError]]:
+    good: list[M] = []
+    bad: list[SchemaError] = []
+    for record, raw in raws:
+        try:
+            good.append(_validate(path, record, raw, model))
+        except SchemaError as err:
+            bad.append(err)
+    return good, bad

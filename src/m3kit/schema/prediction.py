@@ -1,0 +1,69 @@
+"""Predictions: a model's (or memory system's) answer to one question, with its cost.
+
+Cost is a result: every prediction carries its ``Usage`` next to the answer so tables can
+report accuracy and cost side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Prediction", "Usage"]
+
+_RECORD = ConfigDict(extra="forbid", frozen=True)
+
+
+class Usage(BaseModel):
+    """What answering one question cost.
+
+    ``raw_media_escalations`` counts how often a memory fell back from text surrogates to raw
+    images or pages (M3Proctor's cascade); ``retrieved_ids`` lists the memory records
+    retrieved, in rank order, for evidence-recall diagnostics.
+    """
+
+    model_config = _RECORD
+
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    images_sent: int = Field(default=0, ge=0)
+    raw_media_escalations: int = Field(default=0, ge=0)
+    index_build_seconds: float = Field(default=0.0, ge=0)
+    retrieved_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        """The combined cost of two steps (counts summed, retrieved ids concatenated)."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            images_sent=self.images_sent + other.images_sent,
+            raw_media_escalations=self.raw_media_escalations + other.raw_media_escalations,
+            index_build_seconds=self.index_build_seconds + other.index_build_seconds,
+            retrieved_ids=[*self.retrieved_ids, *other.retrieved_ids],
+        )
+
+
+class Prediction(BaseModel):
+    """The answer produced for question ``id``.
+
+    ``prediction`` is the raw output text (answer parsing is the metrics' job); ``error`` is
+    set instead of a usable answer when the model call failed, so the run can go on and the
+    failure is still counted.
+    """
+
+    model_config = _RECORD
+
+    id: str = Field(min_length=1)
+    prediction: str = ""
+    model: str | None = None
+    usage: Usage | None = None
+    error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,157 @@
+"""Frame-exact decoding: every frame equals the one a full sequential decode yields there."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import av
+import numpy as np
+import pytest
+
+from m3kit.errors import DecodeTimeoutError, SamplingError
+from m3kit.media import Resize, VideoDecoder, VideoIndex, decode_frames, plan_decode
+from m3kit.media.generate import read_frame_code
+
+
+def sequential_frames(path) -> list[np.ndarray]:
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+@pytest.fixture(scope="module")
+def bframe_reference(bframe_video):
+    return sequential_frames(bframe_video)
+
+
+def index_of(n: int, keyframes: list[int]) -> VideoIndex:
+    key = np.zeros(n, dtype=bool)
+    key[keyframes] = True
+    return VideoIndex(path="synthetic", time_base=Fraction(1, 25), pts=np.arange(n, dtype=np.int64),
+                      keyframe=key, has_timestamps=True)
+
+
+GOP25 = index_of(100, [0, 25, 50, 75])
+
+
+def test_plan_dense_request_is_one_sequential_pass():
+    plan = plan_decode(GOP25, [2, 0, 1], seek_cost=12)
+    assert plan.strategy == "sequential"
+    assert [(r.seek_to, r.targets) for r in plan.runs] == [(None, (0, 1, 2))]
+    assert plan.estimated_frames == 3
+
+
+def test_plan_far_target_seeks_to_its_keyframe():
+    # continuing decodes 91 frames; seeking to 75 decodes 90 - 75 + 1 = 16, plus 12 for the seek
+    plan = plan_decode(GOP25, [90], seek_cost=12)
+    assert [(r.seek_to, r.targets) for r in plan.runs] == [(75, (90,))]
+    assert plan.estimated_frames == 28 and plan.strategy == "seek"
+
+
+def test_plan_mixes_continuing_and_seeking():
+    # 10: continue (11 <= 23); 60: continuing costs 50, seeking to 50 costs 11 + 12 = 23
+    plan = plan_decode(GOP25, [10, 60], seek_cost=12)
+    assert [(r.seek_to, r.targets) for r in plan.runs] == [(None, (10,)), (50, (60,))]
+    assert plan.estimated_frames == 11 + 23 and plan.strategy == "mixed"
+
+
+def test_plan_never_seeks_inside_the_current_gop():
+    plan = plan_decode(GOP25, [30, 40], seek_cost=12)
+    assert [(r.seek_to, r.targets) for r in plan.runs] == [(25, (30, 40))]
+    assert plan.estimated_frames == 18 + 10
+
+
+def test_plan_choice_depends_on_keyframe_spacing():
+    targets = [10, 40, 70, 95]
+    dense_keys = index_of(100, list(range(0, 100, 5)))
+    assert plan_decode(index_of(100, [0]), targets).strategy == "sequential"
+    assert plan_decode(dense_keys, targets).strategy in ("seek", "mixed")
+
+
+def test_random_requests_are_frame_exact_on_bframe_video(bframe_video, bframe_reference):
+    rng = np.random.default_rng(7)
+    with VideoDecoder(bframe_video) as decoder:
+        assert len(decoder) == len(bframe_reference) == 1000
+        strategies = set()
+        for _ in range(25):
+            k = int(rng.integers(1, 60))
+            wanted = rng.choice(len(bframe_reference), size=k, replace=False).tolist()
+            frames = decoder.get_frames(wanted)
+            strategies.add(decoder.last_stats.strategy)
+            for i, frame in zip(wanted, frames, strict=True):
+                assert np.array_equal(frame, bframe_reference[i]), f"frame {i}"
+    assert {"seek", "mixed"} & strategies  # sparse requests did seek
+
+
+def test_skipping_unreferenced_frames_changes_nothing(bframe_video, bframe_reference):
+    wanted = [3, 77, 141, 500, 998]
+    with VideoDecoder(bframe_video, skip_nonref=False) as plain:
+        plain_frames = plain.get_frames(wanted)
+        plain_work = plain.last_stats.frames
+    with VideoDecoder(bframe_video) as skipping:
+        frames = skipping.get_frames(wanted)
+        assert skipping.last_stats.frames < plain_work
+    for i, a, b in zip(wanted, plain_frames, frames, strict=True):
+        assert np.array_equal(a, b) and np.array_equal(a, bframe_reference[i])
+
+
+def test_order_and_repeats_follow_the_request(bframe_video, bframe_reference):
+    wanted = [900, 5, 900, 0]
+    frames = decode_frames(bframe_video, wanted)
+    assert [read_frame_code(f) for f in frames] == wanted
+    for i, frame in zip(wanted, frames, strict=True):
+        assert np.array_equal(frame, bframe_reference[i])
+
+
+def test_a_decoder_can_go_back(bframe_video, bframe_reference):
+    with VideoDecoder(bframe_video) as decoder:
+        late = decoder.get_frame(950)
+        early = decoder.get_frame(1)
+        last = decoder.get_frame(999)
+        again = decoder.get_frame(998)
+    assert np.array_equal(late, bframe_reference[950])
+    assert np.array_equal(early, bframe_reference[1])
+    assert np.array_equal(last, bframe_reference[999])
+    assert np.array_equal(again, bframe_reference[998])
+
+
+def test_unordered_mov_frames_match_sequential_decode(unordered):
+    reference = sequential_frames(unordered)
+    with av.open(str(unordered)) as container:  # the file really stores frames out of order
+        pts = [p.pts for p in container.demux(video=0) if p.pts is not None]
+    assert pts != sorted(pts)
+    with VideoDecoder(unordered) as decoder:
+        assert len(decoder) == len(reference) == 4
+        for wanted in ([0], [3], [2, 1], [3, 0, 1, 2], [1, 1]):
+            for i, frame in zip(wanted, decoder.get_frames(wanted), strict=True):
+                assert np.array_equal(frame, reference[i])
+
+
+def test_matroska_every_seventh_frame_exact(pancake):
+    reference = sequential_frames(pancake)
+    wanted = list(range(len(reference) - 1, -1, -7))
+    with VideoDecoder(pancake) as decoder:
+        assert len(decoder) == len(reference) == 310
+        frames = decoder.get_frames(wanted)
+    for i, frame in zip(wanted, frames, strict=True):
+        assert np.array_equal(frame, reference[i])
+
+
+def test_resize_keeps_aspect(pancake):
+    with VideoDecoder(pancake) as decoder:
+        frame = decoder.get_frame(10, resize=Resize(max_side=213))
+        exact = decoder.get_frame(10, resize=Resize(width=100, height=50))
+    assert frame.shape == (120, 213, 3)
+    assert exact.shape == (50, 100, 3)
+
+
+def test_index_out_of_range_names_the_file(pancake):
+    with VideoDecoder(pancake) as decoder, pytest.raises(SamplingError) as err:
+        decoder.get_frames([5, 310])
+    assert "310" in str(err.value) and str(pancake) in str(err.value)
+
+
+def test_decoding_is_bounded_in_time(bframe_video):
+    with VideoDecoder(bframe_video, timeout_s=0.0) as decoder:
+        with pytest.raises(DecodeTimeoutError) as err:
+            decoder.get_frames(list(range(0, 1000, 3)))
+    assert str(bframe_video) in str(err.value)
