@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from m3kit.cli.progress import progress_bar
-from m3kit.media import compose as composition
-from m3kit.media.render import render_probe
-from m3kit.schema.probe import ProbeManifest
+
+if TYPE_CHECKING:
+    from m3kit.schema.probe import ProbeManifest
 
 app = typer.Typer(help="Compose probes: split-screen, concatenation, interleaving, clip sequences.",
                   no_args_is_help=True)
@@ -21,7 +21,15 @@ Fps = Annotated[float | None, typer.Option("--fps", help="Output frame rate (def
 Virtual = Annotated[bool, typer.Option("--virtual", help="Write only P.json (frames and provenance), no video.")]
 
 
+def _composition():  # noqa: ANN202 - imported on use: the CLI starts without the media stack
+    from m3kit.media import compose
+
+    return compose
+
+
 def _finish(manifest: ProbeManifest, out: Path, virtual: bool) -> None:
+    from m3kit.media.render import render_probe
+
     if virtual:
         json_path = manifest.save(out.with_suffix(".json"))
         typer.echo(manifest.summary())
@@ -50,7 +58,7 @@ def split(
     virtual: Virtual = False,
 ) -> None:
     """Two sources side by side, trading places SWAPS times."""
-    _finish(composition.split_screen(a, b, swaps=swaps, fps=fps), out, virtual)
+    _finish(_composition().split_screen(a, b, swaps=swaps, fps=fps), out, virtual)
 
 
 @app.command("concat")
@@ -61,7 +69,7 @@ def concat(
     virtual: Virtual = False,
 ) -> None:
     """Sources one after another, in the order given (e.g. A B, B A, A A B)."""
-    _finish(composition.concatenate(sources, fps=fps), out, virtual)
+    _finish(_composition().concatenate(sources, fps=fps), out, virtual)
 
 
 @app.command("interleave")
@@ -74,7 +82,7 @@ def interleave(
     virtual: Virtual = False,
 ) -> None:
     """Alternate parts of two sources: A1 B1 A2 B2 ... An Bn."""
-    _finish(composition.interleave(a, b, segments=segments, fps=fps), out, virtual)
+    _finish(_composition().interleave(a, b, segments=segments, fps=fps), out, virtual)
 
 
 @app.command("sequence")
@@ -85,4 +93,4 @@ def sequence(
     virtual: Virtual = False,
 ) -> None:
     """Short clips one after another, for N-back probes."""
-    _finish(composition.sequence(clips, fps=fps), out, virtual)
+    _finish(_composition().sequence(clips, fps=fps), out, virtual)

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from m3kit.cli.compose import _finish
-from m3kit.media import compose as composition
+from m3kit.cli.compose import _composition, _finish
 from m3kit.media.generate import write_pattern_video
 from m3kit.media.probe import probe
 
@@ -26,5 +25,5 @@ def demo(
         out_dir / "generated.mp4", seconds=info.duration, fps=25.0,
         width=info.width - info.width % 2, height=info.height - info.height % 2,
     )
-    manifest = composition.split_screen(video, generated, swaps=swaps)
+    manifest = _composition().split_screen(video, generated, swaps=swaps)
     _finish(manifest, out_dir / "split_probe.mp4", virtual=False)

@@ -18,15 +18,28 @@ from rich.progress import (
 
 @contextmanager
 def progress_bar(description: str, total: int, console: Console) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(n)``; the bar shows done/total, elapsed and remaining time on stderr."""
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task(description, total=total)
-        yield lambda n=1: progress.advance(task, n)
+    """Yield ``advance(n)``. The bar (done/total, elapsed, remaining, on stderr) appears with the
+    first step, so work refused up front prints only its error line."""
+    progress: Progress | None = None
+    task = None
+
+    def advance(n: int = 1) -> None:
+        nonlocal progress, task
+        if progress is None:
+            progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=console,
+            )
+            progress.start()
+            task = progress.add_task(description, total=total)
+        progress.advance(task, n)
+
+    try:
+        yield advance
+    finally:
+        if progress is not None:
+            progress.stop()

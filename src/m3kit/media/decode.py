@@ -83,13 +83,18 @@ class DecodeStats:
 
 
 def plan_decode(
-    index: VideoIndex, targets: Sequence[int], *, seek_cost: int = SEEK_COST_FRAMES
+    index: VideoIndex,
+    targets: Sequence[int],
+    *,
+    seek_cost: int = SEEK_COST_FRAMES,
+    position: int = -1,
 ) -> DecodePlan:
     """Choose, for each wanted frame in ascending order, to continue decoding or to seek.
 
     Continuing from position ``p`` to target ``t`` decodes ``t - p`` frames; seeking decodes from
     the GOP start ``g`` of ``t``: ``t - g + 1`` frames plus ``seek_cost``. A target inside the GOP
-    the decoder is already in never seeks.
+    the decoder is already in never seeks. ``position`` is the last frame the decoder returned
+    (-1: it stands at the start of the file); a target at or before it needs a seek.
     """
     wanted = sorted(set(int(t) for t in targets))
     if not wanted:
@@ -99,12 +104,12 @@ def plan_decode(
     runs: list[DecodeRun] = []
     current: list[int] = []
     seek_to: int | None = None
-    position = -1  # last frame decoded; -1: nothing yet, the decoder starts at frame 0
     cost = 0
     for target, gop in zip(wanted, gops, strict=True):
         go_on = target - position
         jump = target - gop + 1 + seek_cost
-        if position >= gop or go_on <= jump or not index.has_timestamps:
+        behind = target <= position  # decoders only go forward
+        if not index.has_timestamps or (not behind and (position >= gop or go_on <= jump)):
             cost += go_on
         else:
             if current:
@@ -115,6 +120,27 @@ def plan_decode(
         position = target
     runs.append(DecodeRun(seek_to=seek_to, targets=tuple(current)))
     return DecodePlan(runs=tuple(runs), estimated_frames=cost)
+
+
+class _DecodeClock:
+    """Time spent decoding one request, not counting the time a consumer holds a yielded frame
+    (a renderer encoding between frames must not run the decoder out of time)."""
+
+    def __init__(self, budget: float, path: Path) -> None:
+        self.budget = budget
+        self.path = path
+        self.spent = 0.0
+        self._since = time.perf_counter()
+
+    def pause(self) -> None:
+        self.spent += time.perf_counter() - self._since
+
+    def resume(self) -> None:
+        self._since = time.perf_counter()
+
+    def check(self) -> None:
+        if self.spent + (time.perf_counter() - self._since) > self.budget:
+            raise DecodeTimeoutError(f"decoding took more than {self.budget:.0f} s", path=self.path)
 
 
 class VideoDecoder:
@@ -199,20 +225,20 @@ class VideoDecoder:
     def iter_frames(self, indices: Sequence[int]) -> Iterator[tuple[int, av.VideoFrame]]:
         """Yield ``(index, frame)`` for the wanted indices in ascending order, one pass."""
         wanted = sorted(set(self._validate(indices)))
-        plan = plan_decode(self.index, wanted, seek_cost=self.seek_cost)
+        here = self._position if self._position >= 0 and not self._eof_sent else -1
+        plan = plan_decode(self.index, wanted, seek_cost=self.seek_cost, position=here)
         stats = DecodeStats(strategy=plan.strategy, planned_frames=plan.estimated_frames)
         self.last_stats = stats
         budget = self.timeout_s
         if budget is None:
             budget = BASE_TIMEOUT_S + PER_FRAME_TIMEOUT_S * (plan.estimated_frames + len(wanted))
-        deadline = time.monotonic() + budget
-        start = time.perf_counter()
+        clock = _DecodeClock(budget, self.path)
         if not self.index.has_timestamps:
-            yield from self._count_frames(wanted, stats, deadline, budget)
+            yield from self._count_frames(wanted, stats, clock)
         else:
             for run in plan.runs:
-                yield from self._run(run, stats, deadline, budget)
-        stats.seconds = time.perf_counter() - start
+                yield from self._run(run, stats, clock)
+        stats.seconds = clock.spent
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -255,7 +281,7 @@ class VideoDecoder:
         self._eof_sent = False
 
     def _run(
-        self, run: DecodeRun, stats: DecodeStats, deadline: float, budget: float
+        self, run: DecodeRun, stats: DecodeStats, clock: _DecodeClock
     ) -> Iterator[tuple[int, av.VideoFrame]]:
         targets = list(run.targets)
         if run.seek_to is not None:
@@ -270,7 +296,7 @@ class VideoDecoder:
         while True:
             overshoot = False
             after_seek = self._position == _SOUGHT
-            for i, frame in self._decode_forward(targets[k:], stats, deadline, budget):
+            for i, frame in self._decode_forward(targets[k:], stats, clock):
                 if after_seek:
                     after_seek = False
                     if i > targets[k]:
@@ -306,7 +332,7 @@ class VideoDecoder:
         return int(earlier[-1]) if earlier.size else None
 
     def _decode_forward(
-        self, targets: list[int], stats: DecodeStats, deadline: float, budget: float
+        self, targets: list[int], stats: DecodeStats, clock: _DecodeClock
     ) -> Iterator[tuple[int, av.VideoFrame]]:
         """Demux and decode from the current position, yielding ``(index, frame)``."""
         cc = self._stream.codec_context
@@ -327,11 +353,11 @@ class VideoDecoder:
                     if i is None:
                         continue  # a frame the index does not list (cut by an edit list)
                     self._position = i
+                    clock.pause()
                     yield i, frame
-                if stats.packets % 64 == 0 and time.monotonic() > deadline:
-                    raise DecodeTimeoutError(
-                        f"decoding took more than {budget:.0f} s", path=self.path
-                    )
+                    clock.resume()
+                if stats.packets % 64 == 0:
+                    clock.check()
             self._position = _DRAINED
         except av.error.EOFError:
             self._position = _DRAINED
@@ -345,7 +371,7 @@ class VideoDecoder:
                 cc.skip_frame = "DEFAULT"
 
     def _count_frames(
-        self, wanted: list[int], stats: DecodeStats, deadline: float, budget: float
+        self, wanted: list[int], stats: DecodeStats, clock: _DecodeClock
     ) -> Iterator[tuple[int, av.VideoFrame]]:
         """Streams without timestamps: one sequential decode, frames counted as they come."""
         self._reopen()
@@ -360,11 +386,13 @@ class VideoDecoder:
                     self._position = count
                     if count in remaining:
                         remaining.discard(count)
+                        clock.pause()
                         yield count, frame
+                        clock.resume()
                         if not remaining:
                             return
-                if stats.packets % 64 == 0 and time.monotonic() > deadline:
-                    raise DecodeTimeoutError(f"decoding took more than {budget:.0f} s", path=self.path)
+                if stats.packets % 64 == 0:
+                    clock.check()
         except av.error.FFmpegError as exc:
             raise CorruptMediaError(
                 f"decoding failed after frame {count} ({_ffmpeg_reason(exc)})",

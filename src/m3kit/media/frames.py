@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from PIL import Image
 
-from m3kit.errors import MediaError
+from m3kit.errors import MediaError, SamplingError
 from m3kit.media.decode import VideoDecoder
 from m3kit.media.resize import Resize
 from m3kit.media.sampling import SamplingPolicy, sample_indices
@@ -53,15 +53,20 @@ def sample_frames(
     With a ``store`` the frame index and the frames come from (and go to) the frame store, so a
     repeated request decodes nothing.
     """
+    def choose(times: np.ndarray) -> list[int]:
+        try:
+            return sample_indices(times, policy, n, fps=fps, max_frames=max_frames, span=span)
+        except SamplingError as exc:  # the pure policy does not know the file: name it here
+            raise SamplingError(exc.reason, path=path, field=exc.field) from None
+
     if store is not None:
-        index = store.index_for(path)
-        times = index.times
-        indices = sample_indices(times, policy, n, fps=fps, max_frames=max_frames, span=span)
+        times = store.index_for(path).times
+        indices = choose(times)
         frames = store.get_frames(path, indices, resize=resize)
     else:
         with VideoDecoder(path) as decoder:
             times = decoder.times
-            indices = sample_indices(times, policy, n, fps=fps, max_frames=max_frames, span=span)
+            indices = choose(times)
             frames = decoder.get_frames(indices, resize=resize, on_frame=on_frame)
     return SampledFrames(
         path=str(path), policy=policy, indices=indices,

@@ -53,9 +53,9 @@ def fps_indices(times: Sequence[float] | np.ndarray, rate: float, max_frames: in
     if ts.size == 0:
         raise SamplingError("the video has no frames to sample")
     if not np.isfinite(rate) or rate <= 0:
-        raise SamplingError(f"fps must be a positive number, got {rate}")
+        raise SamplingError(f"fps must be a positive number, got {rate}", field="fps")
     if max_frames is not None and max_frames <= 0:
-        raise SamplingError(f"max_frames must be positive, got {max_frames}")
+        raise SamplingError(f"max_frames must be positive, got {max_frames}", field="max_frames")
     span = ts[-1] - ts[0]
     count = int(np.floor(span * rate + 1e-9)) + 1
     instants = ts[0] + np.arange(count, dtype=np.float64) / rate
@@ -74,13 +74,15 @@ def span_bounds(times: np.ndarray, span: tuple[float, float] | None) -> tuple[in
     t0, t1 = float(span[0]), float(span[1])
     end = float(times[-1]) if times.size else 0.0
     if not (np.isfinite(t0) and np.isfinite(t1)) or t0 < 0 or t1 <= t0:
-        raise SamplingError(f"span must satisfy 0 <= start < end, got [{t0}, {t1}]")
+        raise SamplingError(f"span must satisfy 0 <= start < end, got [{t0}, {t1}]", field="span")
     if t0 > end:
-        raise SamplingError(f"span [{t0}, {t1}] starts after the last frame (at {end:.3f} s)")
+        raise SamplingError(
+            f"span [{t0}, {t1}] starts after the last frame (at {end:.3f} s)", field="span"
+        )
     lo = int(np.searchsorted(times, t0 - 1e-9, side="left"))
     hi = int(np.searchsorted(times, t1 + 1e-9, side="right"))
     if hi <= lo:
-        raise SamplingError(f"span [{t0}, {t1}] holds no frame")
+        raise SamplingError(f"span [{t0}, {t1}] holds no frame", field="span")
     return lo, hi
 
 
@@ -108,15 +110,18 @@ def sample_indices(
         local = uniform_inner_indices(hi - lo, DEFAULT_N["uniform_inner"] if n is None else n)
     elif policy == "fps":
         if fps is None:
-            raise SamplingError("the fps policy needs a rate (fps=...)")
+            raise SamplingError("the fps policy needs a rate (fps=...)", field="fps")
         local = fps_indices(ts[lo:hi], fps, max_frames)
     else:
-        raise SamplingError(f"unknown sampling policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        raise SamplingError(
+            f"unknown sampling policy {policy!r}; choose one of {', '.join(POLICIES)}",
+            field="policy",
+        )
     return [lo + i for i in local]
 
 
 def _check_counts(num_frames: int, n: int) -> None:
     if n is None or n <= 0:
-        raise SamplingError(f"the number of frames to sample must be positive, got {n}")
+        raise SamplingError(f"the number of frames to sample must be positive, got {n}", field="n")
     if num_frames <= 0:
         raise SamplingError("the video has no frames to sample")

@@ -13,6 +13,14 @@ from m3kit.schema.io import (
 )
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, TimeSpan, VideoRef
 from m3kit.schema.prediction import Prediction, Usage
+from m3kit.schema.probe import (
+    FrameTile,
+    ProbeFrame,
+    ProbeManifest,
+    ProbeRecipe,
+    ProbeSegment,
+    ProbeSource,
+)
 from m3kit.schema.question import Choice, ChoiceRole, Question, QuestionGroup
 
 __all__ = [
@@ -41,9 +49,11 @@ __all__ = [
     "read_jsonl",
     "read_jsonl_lenient",
     "write_jsonl",
+    # probes
+    "FrameTile",
+    "ProbeFrame",
+    "ProbeManifest",
+    "ProbeRecipe",
+    "ProbeSegment",
+    "ProbeSource",
 ]
-
-# TODO(lead): enable the import below once src/m3kit/schema/probe.py (probe manifests) lands,
-# and add its names to __all__. The usual trailing noqa marker is left off on purpose: ruff
-# reports it as unused (RUF100) while the line is a comment; re-add it if F403 gets enabled.
-# from m3kit.schema.probe import *

@@ -33,14 +33,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from m3kit.errors import SchemaError
 
 __all__ = [
-    "ProbeKind",
-    "Side",
-    "ProbeSource",
     "FrameTile",
     "ProbeFrame",
-    "ProbeSegment",
-    "ProbeRecipe",
+    "ProbeKind",
     "ProbeManifest",
+    "ProbeRecipe",
+    "ProbeSegment",
+    "ProbeSource",
+    "Side",
 ]
 
 ProbeKind = Literal["split_screen", "concat", "interleave", "sequence"]
@@ -289,9 +289,10 @@ class ProbeManifest(BaseModel):
     def summary(self) -> str:
         """A few human-readable lines."""
         r = self.recipe
+        head = (f"{r.kind} probe: {r.width}x{r.height} at {r.fps:.3g} fps, "
+                f"{self.duration:.2f} s, {self.frame_count} frames")
         lines = [
-            f"{r.kind} probe: {r.width}x{r.height} at {r.fps:.3g} fps, "
-            f"{self.duration:.2f} s, {self.frame_count} frames",
+            head,
             "sources: " + "; ".join(s.label() for s in r.sources),
         ]
         if r.kind == "split_screen":
@@ -301,7 +302,7 @@ class ProbeManifest(BaseModel):
             lines.append(f"segments per source: {r.segments_per_source}")
         if r.params.get("gap"):
             lines.append(f"gap between clips: {r.params['gap']:.2f} s")
-        lines.extend(_segment_lines(self.segments))
+        lines.extend(_segment_lines(self.segments, numbered=r.kind == "interleave"))
         return "\n".join(lines)
 
     # -- (de)serialisation ---------------------------------------------------------------------
@@ -349,8 +350,11 @@ class ProbeManifest(BaseModel):
                               record=record, field=".".join(loc) or None) from None
 
 
-def _segment_lines(segments: list[ProbeSegment], limit: int = 12) -> list[str]:
-    """``segment k [t0–t1 s]: A1 left, B1 right`` lines, at most ``limit`` of them."""
+def _segment_lines(
+    segments: list[ProbeSegment], *, numbered: bool, limit: int = 12
+) -> list[str]:
+    """``k [t0–t1 s]: A 0.00–1.00 s left, …`` lines, at most ``limit``; ``numbered`` names the
+    parts of an interleaving ``A1``, ``A2``."""
     by_segment: dict[int, list[ProbeSegment]] = {}
     for seg in segments:
         by_segment.setdefault(seg.segment, []).append(seg)
@@ -359,7 +363,7 @@ def _segment_lines(segments: list[ProbeSegment], limit: int = 12) -> list[str]:
         group = sorted(by_segment[k], key=lambda s: _SIDE_ORDER[s.side])
         first = group[0]
         what = ", ".join(
-            f"{s.source}{s.part + 1} {s.source_start:.2f}–{s.source_end:.2f} s"
+            f"{s.source}{s.part + 1 if numbered else ''} {s.source_start:.2f}–{s.source_end:.2f} s"
             + ("" if s.side == "full" else f" {s.side}")
             for s in group
         )
