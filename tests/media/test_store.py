@@ -16,7 +16,7 @@ from m3kit.media.decode import VideoDecoder
 from m3kit.media.generate import read_frame_code
 from m3kit.media.identity import file_identity
 from m3kit.media.resize import Resize
-from m3kit.media.store import FrameRequest, FrameStore
+from m3kit.media.store import FrameRequest, FrameStore, StoreStats
 
 FRAMES = 100  # frames of the ``small_video`` fixture
 
@@ -414,10 +414,12 @@ def test_media_errors_propagate(small_video, png_root, tmp_path):
 # -- processes ------------------------------------------------------------------------------------
 
 
-def hammer(root: str, video: str, seed: int, rounds: int, budget: int) -> list[tuple]:
+def hammer(
+    root: str, video: str, seed: int, rounds: int, budget: int
+) -> tuple[list[tuple[list[int], np.ndarray]], StoreStats]:
     """Worker: overlapping random requests on one shared root; returns what it got."""
     rng = random.Random(seed)
-    got: list[tuple] = []
+    got: list[tuple[list[int], np.ndarray]] = []
     with FrameStore(root, budget_bytes=budget, image_format="png") as store:
         for r in range(rounds):
             indices = [rng.randrange(0, 40) for _ in range(8)]
@@ -427,7 +429,7 @@ def hammer(root: str, video: str, seed: int, rounds: int, budget: int) -> list[t
             else:
                 frames = store.get_frames(video, indices)
             got.append((indices, np.stack(frames)))
-    return got
+    return got, store.stats
 
 
 def test_processes_share_one_root_safely(small_video, png_root):
@@ -438,9 +440,11 @@ def test_processes_share_one_root_safely(small_video, png_root):
         jobs = [pool.apply_async(hammer, (str(png_root), str(small_video), seed, 12, budget))
                 for seed in range(4)]
         results = [job.get(timeout=120) for job in jobs]
-    for got in results:
+    for got, _ in results:
         for indices, frames in got:
             assert all_equal(list(frames), [want[i] for i in indices]), indices
+    assert sum(stats.evicted for _, stats in results) > 0  # evictions did race with the rest
+    assert sum(stats.hits for _, stats in results) > 0
     assert_consistent(png_root)
     with FrameStore(png_root, budget_bytes=budget, image_format="png") as store:
         assert store.size_bytes() <= budget

@@ -12,13 +12,17 @@ from m3kit.media.sampling import (
     uniform_indices,
     uniform_inner_indices,
 )
+from m3kit.media.store import FrameRequest, FrameStore, StoreStats
 
 __all__ = [
     "POLICIES",
     "DecodePlan",
     "DecodeStats",
+    "FrameRequest",
+    "FrameStore",
     "Resize",
     "SamplingPolicy",
+    "StoreStats",
     "VideoDecoder",
     "VideoIndex",
     "VideoInfo",

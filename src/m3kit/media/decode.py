@@ -213,7 +213,7 @@ class VideoDecoder:
         wanted = self._validate(indices)
         out: dict[int, np.ndarray] = {}
         for i, frame in self.iter_frames(wanted):
-            out[i] = _to_rgb(frame, resize)
+            out[i] = frame_to_rgb(frame, resize)
             self.last_stats.converted += 1
             if on_frame is not None:
                 on_frame(i)
@@ -424,7 +424,8 @@ def decode_frames(
         return decoder.get_frames(indices, resize=resize)
 
 
-def _to_rgb(frame: av.VideoFrame, resize: Resize | None) -> np.ndarray:
+def frame_to_rgb(frame: av.VideoFrame, resize: Resize | None = None) -> np.ndarray:
+    """A decoded frame as an RGB ``uint8`` array, resized by swscale when asked."""
     if resize is None:
         return frame.to_ndarray(format="rgb24")
     width, height = resize.size_for(frame.width, frame.height)

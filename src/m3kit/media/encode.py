@@ -75,6 +75,7 @@ class VideoWriter:
         for packet in self._stream.encode(None):
             self._container.mux(packet)
         self._container.close()
+        os.chmod(self._tmp, 0o644)  # mkstemp makes files private; a video is an ordinary file
         os.replace(self._tmp, self.path)
         return self.path
 

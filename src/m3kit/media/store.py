@@ -40,7 +40,7 @@ from PIL import Image
 
 from m3kit.errors import FrameStoreError
 from m3kit.media.container import open_video
-from m3kit.media.decode import VideoDecoder, _to_rgb
+from m3kit.media.decode import VideoDecoder, frame_to_rgb
 from m3kit.media.identity import IdentityCache
 from m3kit.media.index import VideoIndex, scan_index
 from m3kit.media.resize import Resize, resize_key
@@ -57,6 +57,8 @@ SCHEMA_VERSION = 1
 KEY_VERSION = "m3kit-frame-v1"
 # Temporary files older than this belong to a writer that died; ``clear`` removes them.
 STALE_TEMP_S = 3600.0
+# Threads that encode and decode images; more than the cores only adds contention.
+MAX_WORKERS = 16
 # SQLite caps the number of bound parameters per statement (999 in old builds).
 _SQL_CHUNK = 500
 _TEMP_PREFIX = ".tmp-"
@@ -68,7 +70,7 @@ CREATE TABLE IF NOT EXISTS frames (
     size INTEGER NOT NULL,
     last_access INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS frames_lru ON frames (last_access);
+CREATE INDEX IF NOT EXISTS frames_lru ON frames (last_access, name);
 CREATE TABLE IF NOT EXISTS total (id INTEGER PRIMARY KEY CHECK (id = 0), bytes INTEGER NOT NULL);
 INSERT OR IGNORE INTO total (id, bytes) VALUES (0, 0);
 CREATE TRIGGER IF NOT EXISTS frames_added AFTER INSERT ON frames
@@ -170,9 +172,9 @@ class FrameStore:
             {"format": "PNG", "compress_level": 1} if image_format == "png"
             else {"format": "JPEG", "quality": jpeg_quality}
         )
+        self._pil_formats = (str(self._save_args["format"]),)  # no probing of other formats
         self._identities = IdentityCache()
-        self._workers = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                            else os.cpu_count() or 1)
+        self._workers = min(MAX_WORKERS, _usable_cpus())
         self._pid: int | None = None
         self._conn: sqlite3.Connection | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -192,6 +194,7 @@ class FrameStore:
 
         Stored frames are read from disk; all missing ones are decoded in one pass, stored and
         returned as decoded (with jpeg, a later hit returns the slightly different stored copy).
+        A repeated index gives the same array object each time, as ``VideoDecoder`` does.
         """
         return self.fetch_many([FrameRequest(video, tuple(indices), resize)])[0]
 
@@ -333,7 +336,7 @@ class FrameStore:
     def _read_image(self, name: str) -> np.ndarray | None:
         """The stored image, or None when it is missing, damaged or not an RGB image."""
         try:
-            with Image.open(self._path_of(name)) as image:
+            with Image.open(self._path_of(name), formats=self._pil_formats) as image:
                 image.load()
                 if image.mode != "RGB":
                     return None
@@ -389,7 +392,7 @@ class FrameStore:
             try:
                 for i, frame in decoder.iter_frames(sorted(want.frames)):
                     for resize, name in want.frames[i]:
-                        rgb = _to_rgb(frame, resize)
+                        rgb = frame_to_rgb(frame, resize)
                         if keep:
                             arrays[name] = rgb
                         pending.append(self._threads().submit(self._write_temp, name, rgb))
@@ -423,7 +426,7 @@ class FrameStore:
             raise FrameStoreError(f"cannot write a frame ({exc.strerror or exc})",
                                   path=shard) from None
         try:
-            os.fchmod(fd, 0o644)  # mkstemp makes 0600; other users of a shared store read these
+            _share(fd)
             with os.fdopen(fd, "wb") as fh:
                 Image.fromarray(rgb).save(fh, **self._save_args)
                 size = fh.tell()
@@ -503,7 +506,7 @@ class FrameStore:
         try:
             fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".npz", dir=self._index_dir)
             try:
-                os.fchmod(fd, 0o644)
+                _share(fd)
                 with os.fdopen(fd, "wb") as fh:
                     np.savez(fh, **index.to_arrays())
                 os.replace(temp, target)
@@ -603,6 +606,18 @@ def _prepare_root(root: Path, subdirs: Iterable[Path]) -> None:
                               path=root) from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise FrameStoreError("frame store root is not writable", path=root)
+
+
+def _share(fd: int) -> None:
+    """Make a new file readable by all, as an ordinary file is: ``mkstemp`` creates it 0600."""
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, 0o644)
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
