@@ -2,12 +2,49 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from m3kit.media.generate import write_pattern_video
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_path(*parts: str) -> Path:
+    """A path under the project's shared data (``../shared/data`` beside the repository, or
+    ``$M3KIT_SHARED_DATA``); the calling test is skipped when it is not there."""
+    root = Path(os.environ.get("M3KIT_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+    path = root.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def pancake() -> Path:
+    """A real 10 s H.264 video in Matroska, 426x240, 30 fps (310 frames)."""
+    return shared_data_path("videos", "flipping_a_pancake.mkv")
+
+
+@pytest.fixture(scope="session")
+def unordered() -> Path:
+    """A tiny mov whose frames are stored out of presentation order."""
+    return shared_data_path("videos", "unordered.mov")
+
+
+@pytest.fixture(scope="session")
+def corrupted() -> Path:
+    """A deliberately corrupted mp4: opens, then fails to decode at frame 28."""
+    return shared_data_path("videos", "corrupted.mp4")
+
+
+@pytest.fixture(scope="session")
+def m3exam_persona() -> Path:
+    """One real M3Exam persona folder in the released layout."""
+    return shared_data_path("m3exam", "Alex_Veterinarian")
 
 
 @pytest.fixture(scope="session")

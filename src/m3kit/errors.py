@@ -50,7 +50,7 @@ class M3kitError(Exception):
         )
 
 
-def _rebuild_error(cls, reason, path, record, field):  # noqa: ANN001, ANN202
+def _rebuild_error(cls, reason, path, record, field):
     return cls(reason, path=path, record=record, field=field)
 
 

@@ -92,11 +92,8 @@ def test_unreadable_source_leaves_no_output(sources, tmp_path, capsys):
     assert list(out_dir.iterdir()) == []
 
 
-def test_demo(tmp_path, capsys):
-    video = Path(__file__).resolve().parents[3] / "shared" / "data" / "videos" / "flipping_a_pancake.mkv"
-    if not video.exists():
-        pytest.skip("shared data not available")
-    assert main(["demo", str(video), "--out-dir", str(tmp_path), "--swaps", "2"]) == 0
+def test_demo(pancake, tmp_path, capsys):
+    assert main(["demo", str(pancake), "--out-dir", str(tmp_path), "--swaps", "2"]) == 0
     out = capsys.readouterr().out
     assert "split_screen probe: 852x240" in out and "swaps: 2" in out
     assert (tmp_path / "split_probe.mp4").exists() and (tmp_path / "split_probe.json").exists()

@@ -12,15 +12,6 @@ from PIL import Image
 
 from m3kit.media.generate import write_pattern_video
 
-SHARED_VIDEOS = Path(__file__).resolve().parents[3] / "shared" / "data" / "videos"
-
-
-def shared_video(name: str) -> Path:
-    path = SHARED_VIDEOS / name
-    if not path.exists():
-        pytest.skip(f"shared data not available: {path}")
-    return path
-
 
 @pytest.fixture(scope="session")
 def media_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -32,21 +23,6 @@ def bframe_video(media_dir: Path) -> Path:
     """40 s at 25 fps, a keyframe every 50 frames, 3 B-frames: stored out of display order."""
     return write_pattern_video(media_dir / "bframes.mp4", seconds=40, fps=25, width=192,
                                height=144, keyint=50, bframes=3)
-
-
-@pytest.fixture(scope="session")
-def pancake() -> Path:
-    return shared_video("flipping_a_pancake.mkv")
-
-
-@pytest.fixture(scope="session")
-def unordered() -> Path:
-    return shared_video("unordered.mov")
-
-
-@pytest.fixture(scope="session")
-def corrupted() -> Path:
-    return shared_video("corrupted.mp4")
 
 
 @pytest.fixture(scope="session")

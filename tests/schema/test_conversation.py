@@ -19,8 +19,6 @@ from m3kit.schema import (
     Session,
 )
 
-M3EXAM_DIR = Path("/work/shared/data/m3exam/Alex_Veterinarian")
-
 
 def _small_conversation() -> Conversation:
     return Conversation(
@@ -184,10 +182,8 @@ def _session_from_m3exam(raw: dict, image_dir: str) -> Session:
     return Session(id=raw["session_id"], date=raw["date"], rounds=rounds)
 
 
-def test_schema_fits_real_m3exam_sessions() -> None:
-    path = M3EXAM_DIR / "sessions.json"
-    if not path.exists():
-        pytest.skip(f"M3Exam sample data not present at {path}")
+def test_schema_fits_real_m3exam_sessions(m3exam_persona: Path) -> None:
+    path = m3exam_persona / "sessions.json"
     raw_sessions = json.loads(path.read_text(encoding="utf-8"))[:2]
     conv = Conversation(
         id="Alex_Veterinarian",
@@ -226,11 +222,9 @@ def test_schema_fits_real_m3exam_sessions() -> None:
     assert Conversation.model_validate_json(conv.model_dump_json()) == conv
 
 
-def test_schema_fits_real_m3exam_questions() -> None:
-    sessions_path = M3EXAM_DIR / "sessions.json"
-    questions_path = M3EXAM_DIR / "question.json"
-    if not (sessions_path.exists() and questions_path.exists()):
-        pytest.skip(f"M3Exam sample data not present in {M3EXAM_DIR}")
+def test_schema_fits_real_m3exam_questions(m3exam_persona: Path) -> None:
+    sessions_path = m3exam_persona / "sessions.json"
+    questions_path = m3exam_persona / "question.json"
     conv = Conversation(
         id="Alex_Veterinarian",
         sessions=[

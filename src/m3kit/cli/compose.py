@@ -21,7 +21,7 @@ Fps = Annotated[float | None, typer.Option("--fps", help="Output frame rate (def
 Virtual = Annotated[bool, typer.Option("--virtual", help="Write only P.json (frames and provenance), no video.")]
 
 
-def _composition():  # noqa: ANN202 - imported on use: the CLI starts without the media stack
+def _composition():
     from m3kit.media import compose
 
     return compose

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
 import av
 import av.error
@@ -96,7 +96,7 @@ def plan_decode(
     the decoder is already in never seeks. ``position`` is the last frame the decoder returned
     (-1: it stands at the start of the file); a target at or before it needs a seek.
     """
-    wanted = sorted(set(int(t) for t in targets))
+    wanted = sorted({int(t) for t in targets})
     if not wanted:
         return DecodePlan(runs=(), estimated_frames=0)
     gops = index.gop_starts(np.asarray(wanted, dtype=np.int64)).tolist() if index.has_timestamps \
@@ -409,7 +409,7 @@ class VideoDecoder:
     def close(self) -> None:
         self._container.close()
 
-    def __enter__(self) -> VideoDecoder:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,6 +6,7 @@ import os
 import tempfile
 from fractions import Fraction
 from pathlib import Path
+from typing import Self
 
 import av
 import numpy as np
@@ -85,10 +86,10 @@ class VideoWriter:
         finally:
             self._tmp.unlink(missing_ok=True)
 
-    def __enter__(self) -> VideoWriter:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+    def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.close()
         else:

@@ -80,7 +80,7 @@ def write_pattern_video(
     preset: str = "veryfast",
 ) -> Path:
     """Encode a pattern video of ``seconds`` at ``fps`` to ``path`` (H.264 in mp4)."""
-    frames = max(1, int(round(seconds * fps)))
+    frames = max(1, round(seconds * fps))
     with VideoWriter(path, width, height, fps, crf=crf, preset=preset, keyint=keyint,
                      bframes=bframes) as writer:
         for i in range(frames):

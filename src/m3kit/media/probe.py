@@ -65,7 +65,7 @@ def probe(path: str | Path, *, timeout_s: float = 120.0) -> VideoInfo:
         container.close()
 
 
-def info_from_index(index: VideoIndex, container, stream, rotation: int) -> VideoInfo:  # noqa: ANN001
+def info_from_index(index: VideoIndex, container, stream, rotation: int) -> VideoInfo:
     """Combine the packet index with the header's claims."""
     times = index.times
     intervals = np.diff(times)
@@ -124,7 +124,7 @@ def _first_frame_rotation(path: str | Path) -> int:
     container, stream = open_video(path)
     try:
         for frame in container.decode(stream):
-            return int(round(getattr(frame, "rotation", 0) or 0)) % 360
+            return round(getattr(frame, "rotation", 0) or 0) % 360
     except av.error.FFmpegError as exc:
         raise CorruptMediaError(f"the first frame cannot be decoded ({exc})", path=path) from None
     finally:

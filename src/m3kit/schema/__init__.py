@@ -30,10 +30,17 @@ __all__ = [
     # questions
     "ChoiceRole",
     "Conversation",
+    # probes
+    "FrameTile",
     "ImageRef",
     "MediaRef",
     "PdfPageRef",
     "Prediction",
+    "ProbeFrame",
+    "ProbeManifest",
+    "ProbeRecipe",
+    "ProbeSegment",
+    "ProbeSource",
     "Question",
     "QuestionGroup",
     "Round",
@@ -49,11 +56,4 @@ __all__ = [
     "read_jsonl",
     "read_jsonl_lenient",
     "write_jsonl",
-    # probes
-    "FrameTile",
-    "ProbeFrame",
-    "ProbeManifest",
-    "ProbeRecipe",
-    "ProbeSegment",
-    "ProbeSource",
 ]
