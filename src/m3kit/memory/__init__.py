@@ -1,0 +1,1 @@
+"""Memory systems behind one protocol: ingest events per key, answer with usage accounting."""

@@ -1,0 +1,157 @@
+"""The memory protocol: one interface for every benchmark.
+
+A memory takes a time-ordered stream of events for a *memory key* (one video, one conversation),
+builds its index once per key, and answers questions on that key with a model, reporting what the
+answer cost. Items keep a modality tag and a reference to their raw source, so a memory can go back
+to the pixels when text is not enough.
+
+    memory = RagMemory(embedder=...)
+    await memory.ingest("video-17", events)          # once per key; later calls are no-ops
+    result = await memory.answer("video-17", prompt, model, time=42.0)
+    result.output, result.usage.prompt_tokens, result.usage.retrieved_ids
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from m3kit.schema.media import MediaRef
+from m3kit.schema.prediction import Usage
+
+EventKind = Literal["frame", "transcript", "round", "image", "pdf_page", "text"]
+Modality = Literal["frame", "image", "pdf_page", "transcript", "text", "ocr", "caption"]
+
+
+class MemoryEvent(BaseModel):
+    """One thing the memory witnessed, in stream order.
+
+    ``time`` is seconds on the stream's clock (video time, or seconds since the first session);
+    questions asked at time T may only use events with ``time <= T`` (the causal cut).
+    ``media`` points at the raw source (an ``ImageRef`` to a stored frame, a ``PdfPageRef``...),
+    ``text`` carries what is already known as text (transcript words, a round's utterance, an
+    image description shipped with the data).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    kind: EventKind
+    time: float | None = None
+    text: str = ""
+    media: MediaRef | None = None
+    speaker: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryItem(BaseModel):
+    """A unit a memory stores: a text surrogate with its modality and its raw source."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    key: str
+    event_id: str
+    modality: Modality
+    text: str
+    source: MediaRef | None = None
+    time: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryAnswer(BaseModel):
+    """A model's answer through a memory, and what it cost."""
+
+    output: str
+    usage: Usage
+    error: str | None = None
+
+
+class Memory(ABC):
+    """Base of every memory. Subclasses implement ``_build`` and ``_answer``.
+
+    ``ingest`` is safe under inspect's concurrency: the first caller for a key builds the index,
+    the others wait for it; keys never share items.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._items: dict[str, list[MemoryItem]] = {}
+        self._build_seconds: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- public surface ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def config(self) -> dict[str, Any]:
+        """Everything that changes answers (budgets, k, embedder...): part of the cache scope."""
+
+    async def ingest(self, key: str, events: Iterable[MemoryEvent]) -> None:
+        """Build the index for ``key`` from ``events`` once; later calls for ``key`` do nothing."""
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            if key in self._items:
+                return
+            start = time.perf_counter()
+            items = await self._build(key, list(events))
+            self._items[key] = items
+            self._build_seconds[key] = time.perf_counter() - start
+
+    def is_ingested(self, key: str) -> bool:
+        return key in self._items
+
+    def items(self, key: str) -> list[MemoryItem]:
+        """The items stored under ``key`` (empty when nothing was ingested)."""
+        return list(self._items.get(key, []))
+
+    def build_seconds(self, key: str) -> float:
+        return self._build_seconds.get(key, 0.0)
+
+    async def answer(
+        self,
+        key: str,
+        prompt: str,
+        model: Any,
+        *,
+        time: float | None = None,
+        images: Sequence[MediaRef] = (),
+        generate_config: Any = None,
+        cache: Any = None,
+    ) -> MemoryAnswer:
+        """Answer ``prompt`` about ``key`` with ``model`` (an inspect ``Model``), using only items
+        with ``time`` at or before ``time`` when it is given."""
+        if key not in self._items:
+            raise KeyError(f"memory {self.name!r} has no index for key {key!r}: ingest it first")
+        visible = [i for i in self._items[key] if time is None or i.time is None or i.time <= time]
+        answer = await self._answer(
+            key, visible, prompt, model, images=images, generate_config=generate_config,
+            cache=cache,
+        )
+        usage = answer.usage.model_copy(update={"index_build_seconds": self._build_seconds[key]})
+        return answer.model_copy(update={"usage": usage})
+
+    # -- for subclasses ---------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
+        """Turn the events of ``key`` into items and index them."""
+
+    @abstractmethod
+    async def _answer(
+        self,
+        key: str,
+        items: list[MemoryItem],
+        prompt: str,
+        model: Any,
+        *,
+        images: Sequence[MediaRef],
+        generate_config: Any,
+        cache: Any,
+    ) -> MemoryAnswer:
+        """Answer from the visible ``items`` of ``key``."""

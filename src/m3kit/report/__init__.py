@@ -1,0 +1,1 @@
+"""Eval logs to paper-style tables, plots and an HTML report."""
