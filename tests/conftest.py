@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,9 @@ import pytest
 from m3kit.media.generate import write_pattern_video
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Tests never read or fill the user's caches (frames, OCR, suites): one fresh cache per session.
+os.environ["M3KIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="m3kit-test-cache-")
 
 
 def shared_data_path(*parts: str) -> Path:

@@ -1,1 +1,63 @@
-"""Memory systems behind one protocol: ingest events per key, answer with usage accounting."""
+"""Memory systems behind one protocol: ingest events per key, answer with usage accounting.
+
+    memory = make_memory("rag", k=8)
+    await memory.ingest("video-17", frame_events(store, video, indices))
+    answer = await memory.answer("video-17", prompt, get_model(...), time=42.0)
+
+Importing this package loads no model, no faiss and no inspect-ai: each loads on first use.
+"""
+
+from m3kit.memory.base import (
+    EventKind,
+    Memory,
+    MemoryAnswer,
+    MemoryEvent,
+    MemoryItem,
+    Modality,
+)
+from m3kit.memory.context import ContextMemory, PromptBuilder, ask_model
+from m3kit.memory.events import (
+    conversation_events,
+    frame_events,
+    item_label,
+    items_from_events,
+    merge_events,
+    transcript_events,
+)
+from m3kit.memory.index import (
+    INDEXES,
+    FaissIndex,
+    Hit,
+    NumpyIndex,
+    VectorIndex,
+    make_index,
+)
+from m3kit.memory.rag import RagMemory
+from m3kit.memory.registry import MEMORIES, make_memory
+
+__all__ = [
+    "INDEXES",
+    "MEMORIES",
+    "ContextMemory",
+    "EventKind",
+    "FaissIndex",
+    "Hit",
+    "Memory",
+    "MemoryAnswer",
+    "MemoryEvent",
+    "MemoryItem",
+    "Modality",
+    "NumpyIndex",
+    "PromptBuilder",
+    "RagMemory",
+    "VectorIndex",
+    "ask_model",
+    "conversation_events",
+    "frame_events",
+    "item_label",
+    "items_from_events",
+    "make_index",
+    "make_memory",
+    "merge_events",
+    "transcript_events",
+]

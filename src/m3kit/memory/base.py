@@ -13,12 +13,12 @@ to the pixels when text is not enough.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.schema.media import MediaRef
@@ -84,7 +84,7 @@ class Memory(ABC):
     def __init__(self) -> None:
         self._items: dict[str, list[MemoryItem]] = {}
         self._build_seconds: dict[str, float] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, anyio.Lock] = {}
 
     # -- public surface ---------------------------------------------------------------------------
 
@@ -94,7 +94,7 @@ class Memory(ABC):
 
     async def ingest(self, key: str, events: Iterable[MemoryEvent]) -> None:
         """Build the index for ``key`` from ``events`` once; later calls for ``key`` do nothing."""
-        lock = self._locks.setdefault(key, asyncio.Lock())
+        lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
             if key in self._items:
                 return

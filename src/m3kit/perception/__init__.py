@@ -11,10 +11,13 @@ from m3kit.perception.base import (
     TextReader,
     TranscriptSegment,
 )
+from m3kit.perception.cache import CachedTextReader
 from m3kit.perception.embeddings import MiniLMEmbedder
 from m3kit.perception.ocr import RapidTextReader
+from m3kit.perception.speech import WhisperRecognizer
 
 __all__ = [
+    "CachedTextReader",
     "Captioner",
     "MiniLMEmbedder",
     "RapidTextReader",
@@ -23,4 +26,5 @@ __all__ = [
     "TextLine",
     "TextReader",
     "TranscriptSegment",
+    "WhisperRecognizer",
 ]

@@ -1,4 +1,4 @@
-"""One flat row per scored sample: what every m3kit table is computed from.
+"""One row per answered question and the system that answered it: what report tables read.
 
 Rows come from inspect eval logs (``rows_from_log``) or from scoring external predictions, so a
 table never depends on how its results were produced.
@@ -6,31 +6,42 @@ table never depends on how its results were produced.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from m3kit.metrics import ScoredAnswer
+from m3kit.schema import Usage
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 
 class SampleRow(BaseModel):
-    """A scored answer with the question's facets and what the answer cost."""
+    """A scored answer, the system that gave it (model, memory) and what it cost."""
 
-    id: str
-    model: str = ""
+    model_config = ConfigDict(frozen=True)
+
+    answer: ScoredAnswer
+    model: str
     memory: str = "none"
-    paradigm: str = ""
-    question_type: str = ""
-    condition: str = ""
-    evidence: str = ""  # "text" when on-screen text suffices, "visual" when only pixels help
-    attribute: str | None = None  # N-back: scene / action
-    n: int | None = None  # N-back lag
-    k: int | None = None  # N-back sequence length
-    correct: bool = False
-    invalid: bool = False  # the answer could not be parsed
-    failed: bool = False  # the model call failed after retries: counted as wrong
-    role: str | None = None  # the role of the chosen option (correct, intrusion, ...)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    images_sent: int = 0
-    raw_media_escalations: int = 0
-    index_build_seconds: float = 0.0
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def system(self) -> str:
+        return self.model if self.memory in ("", "none") else f"{self.model} + {self.memory}"
+
+    def label(self, key: str) -> Any:
+        return self.answer.groups.get(key)
+
+
+def rows_from_log(log: EvalLog) -> list[SampleRow]:
+    """The rows of one eval log (read with its samples)."""
+    from m3kit.harness.results import sample_results
+
+    memory = str((log.eval.task_args or {}).get("memory") or "none")
+    return [
+        SampleRow(answer=result.answer, model=str(log.eval.model), memory=memory,
+                  usage=result.usage)
+        for result in sample_results(log)
+    ]

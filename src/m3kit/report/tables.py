@@ -1,22 +1,29 @@
-"""Aggregate sample rows into the tables m3kit prints and writes.
+"""Aggregate answers into the tables m3kit prints and writes.
 
-Every rate is over all rows of a cell: a failed or unparseable answer counts as wrong (it is
-never dropped), and the counts of both are shown beside the rate.
+Rates come from ``m3kit.metrics`` over every answer of a cell: a failed or unparseable answer
+counts as wrong (never dropped), and the counts of both are shown beside the rate.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
+from m3kit.metrics import accuracy, intrusion_rate
 from m3kit.report.rows import SampleRow
 
-# Chance level of a question: four options, or Yes/No for N-back.
-CHANCE = {"nback": 0.5}
-DEFAULT_CHANCE = 0.25
+# Chance level (percent) of a question type: M3Eval's questions have four options; N-back is
+# Yes/No and source memory asks Video 1 or Video 2.
+CHANCE = {"nback": 50.0, "source_memory": 50.0}
+DEFAULT_CHANCE = 25.0
+
+
+def chance(question_type: object) -> float:
+    return CHANCE.get(str(question_type), DEFAULT_CHANCE)
 
 
 class Table(BaseModel):
@@ -29,20 +36,21 @@ class Table(BaseModel):
     def to_markdown(self) -> str:
         head = "| " + " | ".join(self.columns) + " |"
         rule = "|" + "|".join("---" for _ in self.columns) + "|"
-        body = ["| " + " | ".join(_cell(c) for c in row) + " |" for row in self.rows]
+        body = ["| " + " | ".join(cell_text(c) for c in row) + " |" for row in self.rows]
         return "\n".join([f"### {self.title}", "", head, rule, *body])
 
 
-def _cell(value: Any) -> str:
-    if value is None:
+def cell_text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     if isinstance(value, float):
         return f"{value:.1f}"
     return str(value)
 
 
-def _pct(part: int, whole: int) -> float | None:
-    return 100.0 * part / whole if whole else None
+def percent(rows: Sequence[SampleRow], rate: Callable = accuracy) -> float | None:
+    """``rate`` of the rows' answers in percent; None for no rows."""
+    return 100.0 * rate([r.answer for r in rows]) if rows else None
 
 
 def _group(rows: Iterable[SampleRow], key: Callable[[SampleRow], tuple]) -> dict[tuple, list[SampleRow]]:
@@ -52,44 +60,40 @@ def _group(rows: Iterable[SampleRow], key: Callable[[SampleRow], tuple]) -> dict
     return dict(sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])))
 
 
-def accuracy(rows: Sequence[SampleRow]) -> float | None:
-    """Percent correct over all rows (failed and invalid answers are wrong)."""
-    return _pct(sum(r.correct for r in rows), len(rows))
-
-
-def intrusion_rate(rows: Sequence[SampleRow]) -> float | None:
-    """Percent of scored answers whose chosen option has the role ``intrusion`` (M3Eval, after
-    Zaromb et al.): the denominator is every answer to a question that has intrusion options."""
-    return _pct(sum(r.role == "intrusion" for r in rows), len(rows))
+def _count(rows: Sequence[SampleRow], status: str) -> int:
+    return sum(r.answer.status == status for r in rows)
 
 
 def accuracy_table(rows: Sequence[SampleRow], title: str = "Accuracy by paradigm") -> Table:
-    """Per system (model + memory) × paradigm × question type: accuracy, chance, counts."""
+    """Per system × paradigm × question type: accuracy overall, where on-screen text carries the
+    answer, where only the pixels do; chance; invalid and failed counts."""
     out = []
     for (system, paradigm, qtype), cell in _group(
-        rows, lambda r: (_system(r), r.paradigm, r.question_type)
+        rows, lambda r: (r.system, r.label("paradigm"), r.label("question_type"))
     ).items():
         out.append([
-            system, paradigm, qtype, len(cell), accuracy(cell),
-            100 * CHANCE.get(paradigm, DEFAULT_CHANCE),
-            accuracy([r for r in cell if r.evidence == "text"]),
-            accuracy([r for r in cell if r.evidence == "visual"]),
-            sum(r.invalid for r in cell), sum(r.failed for r in cell),
+            system, paradigm, qtype, len(cell), percent(cell),
+            chance(qtype),
+            percent([r for r in cell if r.label("evidence") == "text"]),
+            percent([r for r in cell if r.label("evidence") == "visual"]),
+            _count(cell, "invalid"), _count(cell, "failed"),
         ])
     return Table(
         title=title,
         columns=["system", "paradigm", "question type", "n", "acc %", "chance %",
-                 "acc % (text evidence)", "acc % (visual only)", "invalid", "failed"],
+                 "acc % (text on screen)", "acc % (visual only)", "invalid", "failed"],
         rows=out,
     )
 
 
 def interference_table(rows: Sequence[SampleRow]) -> Table:
     """Memory interference per system × condition: accuracy and intrusion rate."""
-    relevant = [r for r in rows if r.paradigm == "interference"]
+    relevant = [r for r in rows if r.label("paradigm") == "interference"]
     out = [
-        [system, condition, len(cell), accuracy(cell), intrusion_rate(cell)]
-        for (system, condition), cell in _group(relevant, lambda r: (_system(r), r.condition)).items()
+        [system, condition, len(cell), percent(cell), percent(cell, intrusion_rate)]
+        for (system, condition), cell in _group(
+            relevant, lambda r: (r.system, r.label("condition"))
+        ).items()
     ]
     return Table(title="Memory interference", columns=["system", "condition", "n", "acc %",
                                                         "intrusion %"], rows=out)
@@ -97,26 +101,28 @@ def interference_table(rows: Sequence[SampleRow]) -> Table:
 
 def nback_table(rows: Sequence[SampleRow]) -> Table:
     """N-back accuracy per system by lag N and by sequence length K."""
-    relevant = [r for r in rows if r.paradigm == "nback"]
+    relevant = [r for r in rows if r.label("paradigm") == "nback"]
     out = []
-    for (system,), cell in _group(relevant, lambda r: (_system(r),)).items():
-        for n, sub in _group(cell, lambda r: (r.n,)).items():
-            out.append([system, f"N={n[0]}", len(sub), accuracy(sub)])
-        for k, sub in _group(cell, lambda r: (r.k,)).items():
-            out.append([system, f"K={k[0]}", len(sub), accuracy(sub)])
+    for (system,), cell in _group(relevant, lambda r: (r.system,)).items():
+        for (n,), sub in _group(cell, lambda r: (r.label("n"),)).items():
+            out.append([system, f"N={n}", len(sub), percent(sub)])
+        for (k,), sub in _group(cell, lambda r: (r.label("k"),)).items():
+            out.append([system, f"K={k}", len(sub), percent(sub)])
     return Table(title="N-back (chance 50 %)", columns=["system", "knob", "n", "acc %"], rows=out)
 
 
 def cost_table(rows: Sequence[SampleRow]) -> Table:
-    """Mean cost per answer for each system: tokens, images, escalations, index build time."""
+    """Mean cost per answer for each system: tokens, images, escalations; index build time is
+    per memory key, so the largest is shown, not a sum over the questions that share it."""
     out = []
-    for (system,), cell in _group(rows, lambda r: (_system(r),)).items():
+    for (system,), cell in _group(rows, lambda r: (r.system,)).items():
         n = len(cell)
         out.append([
-            system, n, sum(r.prompt_tokens for r in cell) / n,
-            sum(r.completion_tokens for r in cell) / n, sum(r.images_sent for r in cell) / n,
-            sum(r.raw_media_escalations for r in cell) / n,
-            max((r.index_build_seconds for r in cell), default=0.0),
+            system, n, sum(r.usage.prompt_tokens for r in cell) / n,
+            sum(r.usage.completion_tokens for r in cell) / n,
+            sum(r.usage.images_sent for r in cell) / n,
+            sum(r.usage.raw_media_escalations for r in cell) / n,
+            max(r.usage.index_build_seconds for r in cell),
         ])
     return Table(title="Cost per answer", columns=["system", "n", "prompt tokens",
                                                     "completion tokens", "images",
@@ -124,5 +130,18 @@ def cost_table(rows: Sequence[SampleRow]) -> Table:
                  rows=out)
 
 
-def _system(row: SampleRow) -> str:
-    return f"{row.model} + {row.memory}" if row.memory not in ("", "none") else row.model
+def evidence_table(rows: Sequence[SampleRow]) -> Table:
+    """The headline: per system, accuracy where on-screen text carries the answer and where only
+    the pixels do, each beside the chance level of the same questions."""
+    out = []
+    for (system, evidence), cell in _group(rows, lambda r: (r.system, r.label("evidence"))).items():
+        expected = sum(chance(r.label("question_type")) for r in cell) / len(cell)
+        out.append([system, evidence, len(cell), percent(cell), expected])
+    return Table(title="Accuracy by evidence", columns=["system", "evidence", "n", "acc %",
+                                                         "chance %"], rows=out)
+
+
+def m3eval_tables(rows: Sequence[SampleRow]) -> list[Table]:
+    """The quickstart's tables, in reading order."""
+    return [evidence_table(rows), accuracy_table(rows), interference_table(rows),
+            nback_table(rows), cost_table(rows)]

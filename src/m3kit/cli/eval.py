@@ -1,0 +1,114 @@
+"""``m3kit eval TASK --model PROVIDER/MODEL``: run an m3kit task and print its results table.
+
+Thin: parsing and printing here, everything else in ``m3kit.harness.run.run_eval``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from m3kit.errors import M3kitError
+from m3kit.harness.defaults import (
+    DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RETRIES,
+)
+
+__all__ = ["eval_command", "parse_key_values"]
+
+
+class OptionError(M3kitError, ValueError):
+    """A command-line option has the wrong form."""
+
+
+def parse_key_values(items: list[str], option: str) -> dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": v}`` with values read as YAML (``3`` -> 3, ``true`` -> True),
+    as ``inspect eval -T`` reads them."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"{option} expects key=value, got {item!r}", field=option)
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            value = raw
+        out[key.strip()] = value
+    return out
+
+
+def _pct(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:.1f}"
+
+
+def eval_command(
+    task: Annotated[str, typer.Argument(help="An m3kit task, e.g. synth_nback.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="PROVIDER/MODEL, e.g. "
+                                       "openai-api/local/qwen2-vl or m3kit/builtin.")],
+    memory: Annotated[str | None, typer.Option("--memory", help="Answer through this memory "
+                                               "(context, rag, ...).")] = None,
+    task_arg: Annotated[list[str] | None, typer.Option("-T", "--task-arg", help="Task option "
+                                                       "key=value (repeatable).")] = None,
+    model_arg: Annotated[list[str] | None, typer.Option("-M", "--model-arg", help="Model "
+                                                        "option key=value (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples.")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the newest unfinished run "
+                                         "of this task and model in the log dir.")] = False,
+    log_dir: Annotated[str, typer.Option("--log-dir", help="Where eval logs go.")] = "logs",
+    max_connections: Annotated[int, typer.Option("--max-connections", help="Concurrent model "
+                                                 "requests.")] = DEFAULT_MAX_CONNECTIONS,
+    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a failing model "
+                                             "request before the sample fails.")]
+    = DEFAULT_MAX_RETRIES,
+    attempt_timeout: Annotated[int, typer.Option("--attempt-timeout", help="Seconds before a "
+                                                 "model request is abandoned and retried.")]
+    = DEFAULT_ATTEMPT_TIMEOUT,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the response "
+                                           "cache.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--quiet", help="Show inspect's progress "
+                                           "display.")] = False,
+) -> None:
+    """Evaluate a model (directly or through a memory) on an m3kit task."""
+    from m3kit.harness.results import result_rows
+    from m3kit.harness.run import run_eval
+
+    log = run_eval(
+        task,
+        model,
+        memory=memory,
+        task_args=parse_key_values(task_arg or [], "-T"),
+        model_args=parse_key_values(model_arg or [], "-M"),
+        limit=limit,
+        resume=resume,
+        log_dir=log_dir,
+        max_connections=max_connections,
+        max_retries=max_retries,
+        attempt_timeout=attempt_timeout,
+        cache=not no_cache,
+        display="rich" if progress else "none",
+    )
+    console = Console()
+    table = Table(title=f"{log.eval.task} · {log.eval.model} · {log.status}")
+    table.add_column("group", overflow="fold")
+    for column in ("n", "acc%", "intr%", "invalid", "failed", "tok in", "images"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in result_rows(log):
+        table.add_row(row.group, str(row.n), _pct(row.accuracy), _pct(row.intrusion_rate),
+                      str(row.invalid), str(row.failed), f"{row.mean_prompt_tokens:.0f}",
+                      f"{row.mean_images:.0f}")
+    console.print(table)
+    console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
+    if log.status != "success":
+        from m3kit.harness.redact import one_line
+        from m3kit.harness.run import RunIncompleteError
+
+        message = log.error.message if log.error else "the run did not finish"
+        raise RunIncompleteError(f"run {log.status}: {one_line(message)} (resume with --resume)",
+                                 path=log.location)

@@ -1,0 +1,44 @@
+"""``m3kit quickstart``: the README's main command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+
+from m3kit.report.tables import cell_text
+
+
+def quickstart(
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Suite, logs and report.")] = Path("m3kit-quickstart"),
+    model: Annotated[str, typer.Option("--model", help="PROVIDER/MODEL to evaluate.")] = "m3kit/builtin",
+    memories: Annotated[str, typer.Option("--memories", help="Comma-separated: none, context, rag.")] = "none,rag",
+    frames: Annotated[int, typer.Option("--frames", help="Uniform frames per probe.")] = 24,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions per task.")] = None,
+) -> None:
+    """Build a small synthetic suite, evaluate the model with and without memory, print tables."""
+    from m3kit.quickstart import run_quickstart
+
+    console = Console()
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True)) as bar:
+        task = bar.add_task("quickstart", total=None)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        result = run_quickstart(out_dir, model=model, frames=frames, limit=limit,
+                                memories=[m.strip() for m in memories.split(",") if m.strip()],
+                                progress=progress)
+    for table in result.tables:
+        rich_table = RichTable(title=table.title)
+        for column in table.columns:
+            rich_table.add_column(column)
+        for row in table.rows:
+            rich_table.add_row(*(cell_text(c) for c in row))
+        console.print(rich_table)
+    console.print(f"report: {result.report}", markup=False, highlight=False)

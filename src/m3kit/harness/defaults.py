@@ -1,0 +1,34 @@
+"""m3kit's run defaults, shared by ``m3kit eval`` and the tasks (so ``inspect eval`` gets them
+too, as task-level generate config that command-line options still override)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
+
+__all__ = [
+    "DEFAULT_ATTEMPT_TIMEOUT",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_RETRIES",
+    "task_generate_config",
+]
+
+# inspect's adaptive default starts at 20 concurrent requests and grows: too many for a local
+# server. Four keeps one GPU busy without queueing minutes of requests behind each other.
+DEFAULT_MAX_CONNECTIONS = 4
+# inspect's own default retries forever; m3kit gives up, records the sample as failed, goes on.
+DEFAULT_MAX_RETRIES = 4
+# Seconds before one model request is abandoned and retried (a hung server).
+DEFAULT_ATTEMPT_TIMEOUT = 300
+
+
+def task_generate_config() -> GenerateConfig:
+    from inspect_ai.model import GenerateConfig
+
+    return GenerateConfig(
+        max_connections=DEFAULT_MAX_CONNECTIONS,
+        max_retries=DEFAULT_MAX_RETRIES,
+        attempt_timeout=DEFAULT_ATTEMPT_TIMEOUT,
+    )

@@ -1,0 +1,55 @@
+"""The M3Eval prompt: the question, its options, and the required form of the final line.
+
+Lettered questions list options one per line as ``A. text``; Yes/No questions (N-Back) list
+``- Yes`` / ``- No``. The instruction names the exact final line the strict parser accepts
+(``m3kit.metrics.answers``), so an answer in any other form is the model's failure to follow it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from m3kit.schema import Question
+
+__all__ = ["AnswerFormat", "answer_format", "build_prompt", "frames_preamble"]
+
+AnswerFormat = Literal["letter", "yes_no"]
+
+
+def answer_format(question: Question) -> AnswerFormat:
+    """``yes_no`` when the options are exactly Yes and No (N-Back), else ``letter``."""
+    if question.metadata.get("answer_format") in ("letter", "yes_no"):
+        return question.metadata["answer_format"]
+    texts = sorted(c.text.strip().casefold() for c in question.choices)
+    return "yes_no" if texts == ["no", "yes"] else "letter"
+
+
+def _letters_phrase(letters: list[str]) -> str:
+    if len(letters) <= 1:
+        return "".join(letters)
+    return ", ".join(letters[:-1]) + f" or {letters[-1]}"
+
+
+def build_prompt(question: Question) -> str:
+    """The text asked after the frames: question, options, answer instruction."""
+    if not question.choices:
+        raise ValueError(f"question {question.id!r} has no options: M3Eval prompts need options")
+    if answer_format(question) == "yes_no":
+        options = "\n".join(f"- {c.text.strip().capitalize()}" for c in question.choices)
+        instruction = (
+            "Answer Yes or No. The last line of your response must be exactly "
+            '"The final answer is Yes" or "The final answer is No".'
+        )
+    else:
+        options = "\n".join(f"{c.letter}. {c.text}" for c in question.choices)
+        letters = _letters_phrase(question.letters)
+        instruction = (
+            "Answer with the letter of one option. The last line of your response must be "
+            f'exactly "The final answer is X", where X is one uppercase option letter ({letters}).'
+        )
+    return f"{question.text.strip()}\n{options}\n{instruction}"
+
+
+def frames_preamble(count: int) -> str:
+    """The line shown before the frames, so a model knows they are one video in time order."""
+    return f"The following {count} images are frames sampled from the video, in time order."

@@ -1,0 +1,104 @@
+"""An eval log read back as m3kit results: one ``ScoredAnswer`` and one cost per question.
+
+Samples inspect recorded as errored (no score) are *failed*, with inspect's error message as the
+reason: they count as wrong in every table, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from m3kit.harness.dataset import GROUP_KEYS
+from m3kit.harness.record import read_record
+from m3kit.harness.redact import one_line
+from m3kit.harness.scorers import scored_answer_from
+from m3kit.metrics import ScoredAnswer, summarize
+from m3kit.schema import Usage
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+
+__all__ = ["ResultRow", "SampleResult", "result_rows", "sample_results"]
+
+SCORER = "m3eval_answer"
+
+
+class SampleResult(BaseModel):
+    """One sample of a log: its outcome, its cost and the harness's time on it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: ScoredAnswer
+    usage: Usage
+    seconds: dict[str, float]
+    total_seconds: float | None
+
+
+class ResultRow(BaseModel):
+    """One line of a results table."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: str
+    n: int
+    accuracy: float
+    intrusion_rate: float
+    invalid: int
+    failed: int
+    mean_prompt_tokens: float
+    mean_images: float
+
+
+def _one(sample: EvalSample) -> SampleResult:
+    record = read_record(sample.metadata)
+    labels = {k: v for k, v in (sample.metadata or {}).items() if k in GROUP_KEYS}
+    if sample.error is not None:
+        answer = ScoredAnswer(id=str(sample.id), status="failed",
+                              reason=one_line(sample.error.message), groups=labels)
+    else:
+        score = (sample.scores or {}).get(SCORER)
+        answer = scored_answer_from(sample.id, score)
+        if not answer.groups and labels:
+            answer = answer.model_copy(update={"groups": labels})
+    return SampleResult(
+        answer=answer,
+        usage=record.usage if record is not None else Usage(),
+        seconds=record.seconds if record is not None else {},
+        total_seconds=sample.total_time,
+    )
+
+
+def sample_results(log: EvalLog) -> list[SampleResult]:
+    """Every sample the log holds, in log order (the log must be read with its samples)."""
+    return [_one(s) for s in log.samples or []]
+
+
+def _row(group: str, results: Sequence[SampleResult]) -> ResultRow:
+    summary = summarize([r.answer for r in results])
+    return ResultRow(
+        group=group,
+        n=summary.n,
+        accuracy=summary.accuracy,
+        intrusion_rate=summary.intrusion_rate,
+        invalid=summary.invalid,
+        failed=summary.failed,
+        mean_prompt_tokens=fmean(r.usage.prompt_tokens for r in results) if results else 0.0,
+        mean_images=fmean(r.usage.images_sent for r in results) if results else 0.0,
+    )
+
+
+def result_rows(log: EvalLog, by: Sequence[str] = ("paradigm", "condition")) -> list[ResultRow]:
+    """The overall row, then one row per value of each label in ``by`` that varies."""
+    results = sample_results(log)
+    rows = [_row("all", results)]
+    for key in by:
+        groups: dict[Any, list[SampleResult]] = {}
+        for result in results:
+            groups.setdefault(result.answer.groups.get(key), []).append(result)
+        if len(groups) > 1:
+            rows += [_row(f"{key}={value}", members) for value, members in groups.items()]
+    return rows

@@ -1,0 +1,244 @@
+"""``run_eval``: one m3kit task against one model, with m3kit's defaults, preflight and resume.
+
+Defaults that differ from a bare ``inspect eval``:
+
+- ``max_connections`` is explicit (``DEFAULT_MAX_CONNECTIONS``): inspect's adaptive default starts
+  at 20 concurrent requests and climbs, which floods a local server;
+- images are not embedded in the log (``log_images=False``): frame paths are in each sample's
+  metadata, the frames themselves in the frame store;
+- model calls are retried a bounded number of times (``max_retries``, ``attempt_timeout``), after
+  which the sample is recorded as failed and the run goes on;
+- the response cache is on (see ``m3kit.harness.cache``).
+
+Preflight: before any work, the model is constructed (a missing API key fails here) and, for an
+OpenAI-compatible server, its ``/models`` endpoint is asked with a short timeout (an unreachable
+server or a rejected key fails here). Each failure is one ``PreflightError`` line with every
+secret redacted.
+
+Resume: every run writes its log to ``log_dir`` as it goes (one sample at a time). With
+``resume=True``, the newest log there for the same task, model, task arguments and limit is
+picked up: if it finished, it is returned as is; if it was killed or errored, inspect's
+``eval_retry`` recovers the samples it had completed (from the log and, after a hard kill, from
+inspect's sample buffer) and runs only the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from m3kit.errors import M3kitError
+from m3kit.harness.defaults import (
+    DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RETRIES,
+)
+from m3kit.harness.redact import one_line
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.log import EvalLog
+    from inspect_ai.model import Model
+
+__all__ = [
+    "DEFAULT_ATTEMPT_TIMEOUT",
+    "DEFAULT_LOG_DIR",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_RETRIES",
+    "PreflightError",
+    "RunIncompleteError",
+    "find_resumable",
+    "preflight",
+    "qualified_task_name",
+    "run_eval",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LOG_DIR = "logs"
+PREFLIGHT_TIMEOUT_S = 5.0
+# One sample per log write, so that a kill loses at most the samples in flight.
+LOG_BUFFER = 1
+PACKAGE = "m3kit"
+
+
+class PreflightError(M3kitError):
+    """The model cannot be used: a missing API key, an unreachable server, a rejected key."""
+
+
+class RunIncompleteError(M3kitError):
+    """A run stopped before every sample was done (it can be resumed)."""
+
+
+def qualified_task_name(task: str) -> str:
+    """``synth_nback`` -> ``m3kit/synth_nback``; names with a package or a file are kept."""
+    if "/" in task or task.endswith(".py") or "@" in task:
+        return task
+    return f"{PACKAGE}/{task}"
+
+
+def _flatten(message: str) -> str:
+    # inspect's prerequisite errors are rich-markup paragraphs: make them one plain line.
+    import re
+
+    text = re.sub(r"\[/?[a-z ]+\]", "", message)
+    text = text.replace("ERROR: ", "")
+    return one_line(text)
+
+
+def preflight(model: str | Model, model_args: Mapping[str, Any] | None = None) -> Model:
+    """The model, constructed and (when it is served over HTTP) answering; else ``PreflightError``.
+
+    Only the model's own configuration is checked: nothing is generated.
+    """
+    from inspect_ai.model import Model, get_model
+
+    if isinstance(model, Model):
+        resolved = model
+    else:
+        try:
+            # not memoized: a model whose server moved (a new port in the same process) must
+            # not be served from inspect's model cache
+            resolved = get_model(model, memoize=False, **dict(model_args or {}))
+        except Exception as exc:  # noqa: BLE001 (PrerequisiteError, unknown provider, bad args)
+            raise PreflightError(f"model {model}: {_flatten(str(exc))}") from None
+    _check_server(resolved)
+    return resolved
+
+
+def _is_openai_compatible(api: object) -> bool:
+    names = {cls.__name__ for cls in type(api).__mro__}
+    return bool(names & {"OpenAICompatibleAPI", "OpenAIAPI"})
+
+
+def _check_server(model: Model) -> None:
+    """GET ``<base_url>/models``: connection failures and (for OpenAI-compatible servers)
+    rejected keys fail; any other answer means a server is there."""
+    import httpx
+
+    api = model.api
+    base_url = getattr(api, "base_url", None)
+    if not base_url or not str(base_url).startswith(("http://", "https://")):
+        return
+    api_key = getattr(api, "api_key", None)
+    openai_like = _is_openai_compatible(api)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key and openai_like else {}
+    url = str(base_url).rstrip("/") + "/models"
+    try:
+        response = httpx.get(url, headers=headers, timeout=PREFLIGHT_TIMEOUT_S)
+    except httpx.HTTPError as exc:
+        reason = type(exc).__name__ if not str(exc) else str(exc)
+        raise PreflightError(
+            f"model {model}: cannot reach {one_line(str(base_url), extra=[api_key])} ({reason})"
+        ) from None
+    if openai_like and response.status_code in (401, 403):
+        raise PreflightError(
+            f"model {model}: {one_line(str(base_url), extra=[api_key])} rejected the API key "
+            f"(HTTP {response.status_code})"
+        )
+
+
+def find_resumable(
+    log_dir: str | Path,
+    task: str,
+    model: str,
+    task_args: Mapping[str, Any],
+    limit: int | None,
+) -> EvalLog | None:
+    """The newest log header in ``log_dir`` for this task, model, task arguments and limit."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    if not Path(log_dir).exists():
+        return None
+    wanted_args = dict(task_args)
+    for info in list_eval_logs(str(log_dir), descending=True):
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception as exc:  # noqa: BLE001 (a log being written elsewhere, a damaged file)
+            logger.warning("skipped unreadable log %s: %s", info.name, one_line(str(exc)))
+            continue
+        spec = header.eval
+        names = {spec.task, spec.task_registry_name}
+        if task not in names and task.split("/")[-1] not in names:
+            continue
+        if spec.model != model or dict(spec.task_args_passed or {}) != wanted_args:
+            continue
+        if spec.config.limit != limit:
+            continue
+        return header
+    return None
+
+
+def run_eval(
+    task: str | Task,
+    model: str | Model,
+    *,
+    memory: str | None = None,
+    task_args: Mapping[str, Any] | None = None,
+    model_args: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+    resume: bool = False,
+    log_dir: str | Path = DEFAULT_LOG_DIR,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    attempt_timeout: int | None = DEFAULT_ATTEMPT_TIMEOUT,
+    cache: bool = True,
+    display: str = "none",
+    **eval_args: Any,
+) -> EvalLog:
+    """Evaluate ``model`` (``provider/model``) on ``task`` and return its log.
+
+    ``task`` is a registered task name (``synth_nback`` or ``m3kit/synth_nback``) or a ``Task``
+    (built by ``m3eval_task``; it takes no task arguments and cannot be resumed, since inspect
+    rebuilds a resumed task from its registered name). ``memory`` answers through that memory
+    (a task argument); ``task_args`` are the task's options (``-T``), ``model_args`` the
+    provider's (``-M``). ``cache=False`` turns the response cache off. ``eval_args`` go to
+    ``inspect_ai.eval`` unchanged.
+    """
+    import inspect_ai
+
+    import m3kit.registry  # noqa: F401  (registers m3kit's tasks in this process)
+
+    args = dict(task_args or {})
+    if memory is not None:
+        args["memory"] = memory
+    if not cache:
+        args["cache"] = False
+    if isinstance(task, str):
+        name: str | Task = qualified_task_name(task)
+    elif args or resume:
+        raise M3kitError("task arguments, --memory, --no-cache and resume need a registered "
+                         "task name, not a Task object")
+    else:
+        name = task
+    resolved = preflight(model, model_args)
+    settings: dict[str, Any] = {
+        "log_dir": str(log_dir),
+        "max_connections": max_connections,
+        "max_retries": max_retries,
+        "attempt_timeout": attempt_timeout,
+        "log_images": False,
+        "log_buffer": LOG_BUFFER,
+        "display": display,
+    }
+    if resume:
+        assert isinstance(name, str)
+        previous = find_resumable(log_dir, name, str(resolved), args, limit)
+        if previous is not None and previous.status == "success":
+            logger.info("nothing to resume: %s is complete", previous.location)
+            from inspect_ai.log import read_eval_log
+
+            return read_eval_log(previous.location)
+        if previous is not None:
+            logger.info("resuming %s", previous.location)
+            return inspect_ai.eval_retry(previous, **settings)[0]
+    return inspect_ai.eval(
+        name,
+        model=resolved,
+        task_args=args,
+        limit=limit,
+        **settings,
+        **eval_args,
+    )[0]

@@ -1,0 +1,150 @@
+"""The M3Eval scorer: strict parsing, the chosen option's role, failures counted as wrong.
+
+Each score's value is 1 (correct) or 0 (incorrect, invalid or failed); its metadata holds the
+``status``, the option letter chosen and that option's role, and the group labels, which is all a
+table needs (``m3kit.harness.results`` reads them back from a log). The metrics here are the
+inspect views of ``m3kit.metrics``: the same functions, over the same ``ScoredAnswer`` records.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+# Imported at run time, not only for type checking: inspect evaluates metric type hints.
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+
+from m3kit.harness.dataset import GROUP_KEYS, sample_question
+from m3kit.harness.prompts import answer_format
+from m3kit.harness.record import read_record
+from m3kit.metrics import ScoredAnswer, parse_choice, parse_yes_no
+from m3kit.metrics import accuracy as accuracy_of
+from m3kit.metrics import intrusion_rate as intrusion_rate_of
+from m3kit.schema import Question
+
+if TYPE_CHECKING:
+    from inspect_ai.solver import TaskState
+
+__all__ = [
+    "answer_accuracy",
+    "failed_count",
+    "intrusion_rate",
+    "invalid_count",
+    "m3eval_answer",
+    "score_answer",
+    "scored_answer_from",
+]
+
+
+def score_answer(question: Question, completion: str, failure: str | None = None) -> ScoredAnswer:
+    """The outcome of ``completion`` as an answer to ``question`` (``failure``: no answer was had,
+    and why)."""
+    labels = {k: question.metadata[k] for k in GROUP_KEYS if k in question.metadata}
+    if failure is not None:
+        return ScoredAnswer(id=question.id, status="failed", reason=failure, groups=labels)
+    if answer_format(question) == "yes_no":
+        parsed = parse_yes_no(completion)
+        by_text = {c.text.strip().casefold(): c.letter for c in question.choices}
+        letter = by_text.get(parsed.answer.casefold()) if parsed.answer else None
+    else:
+        parsed = parse_choice(completion, question.letters)
+        letter = parsed.answer
+    if letter is None:
+        return ScoredAnswer(id=question.id, status="invalid", reason=parsed.reason, groups=labels)
+    role = question.role_of(letter)
+    correct = letter == question.answer or letter in question.alternatives
+    return ScoredAnswer(
+        id=question.id,
+        status="correct" if correct else "incorrect",
+        answer=letter,
+        role=role.value if role is not None else None,
+        groups=labels,
+    )
+
+
+def _to_score(answer: ScoredAnswer, completion: str) -> Score:
+    return Score(
+        value=1.0 if answer.correct else 0.0,
+        answer=answer.answer,
+        explanation=answer.reason or None,
+        metadata={
+            "status": answer.status,
+            "letter": answer.answer,
+            "role": answer.role,
+            "groups": answer.groups,
+            "completion_chars": len(completion),
+        },
+    )
+
+
+def scored_answer_from(sample_id: Any, score: Score | None) -> ScoredAnswer:
+    """The ``ScoredAnswer`` a score of ``m3eval_answer`` stands for (``None``: failed)."""
+    meta = (score.metadata or {}) if score is not None else {}
+    if score is None or "status" not in meta:
+        reason = "no score" if score is None else "score without an m3kit status"
+        return ScoredAnswer(id=str(sample_id), status="failed", reason=reason)
+    return ScoredAnswer(
+        id=str(sample_id),
+        status=meta["status"],
+        answer=meta.get("letter"),
+        role=meta.get("role"),
+        reason=score.explanation or "",
+        groups=meta.get("groups") or {},
+    )
+
+
+def _answers(scores: list[SampleScore]) -> list[ScoredAnswer]:
+    return [scored_answer_from(s.sample_id, s.score) for s in scores]
+
+
+@metric(name="accuracy")
+def answer_accuracy() -> Metric:
+    """Share correct; invalid and failed answers count as wrong."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return float(accuracy_of(_answers(scores)))
+
+    return compute
+
+
+@metric
+def intrusion_rate() -> Metric:
+    """Share of answers that chose an option with the role ``intrusion``."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return float(intrusion_rate_of(_answers(scores)))
+
+    return compute
+
+
+@metric
+def invalid_count() -> Metric:
+    """Answers not stated in the required form."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return sum(a.status == "invalid" for a in _answers(scores))
+
+    return compute
+
+
+@metric
+def failed_count() -> Metric:
+    """Samples that got no answer (model error after retries, memory error, unreadable media)."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return sum(a.status == "failed" for a in _answers(scores))
+
+    return compute
+
+
+@scorer(metrics=[answer_accuracy(), intrusion_rate(), invalid_count(), failed_count()])
+def m3eval_answer() -> Scorer:
+    """Score the completion with M3Eval's strict parsing (see ``m3kit.metrics.answers``)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        question = sample_question(state.metadata)
+        record = read_record(state.metadata)
+        completion = state.output.completion if state.output is not None else ""
+        failure = record.failure if record is not None else None
+        return _to_score(score_answer(question, completion, failure), completion)
+
+    return score

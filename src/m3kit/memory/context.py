@@ -1,0 +1,229 @@
+"""``context``: the whole history in the prompt, within a token budget, oldest evicted first.
+
+The baseline every other memory is measured against: no retrieval, no index, just the newest
+items (visible at the question's time) that fit ``token_budget``, in time order, then the
+question. Frames and images go as images (``send_images``) or as their text surrogates.
+
+This module also holds what every memory needs to talk to a model: ``PromptBuilder`` (one user
+message of text and images) and ``ask_model`` (generate, then read the usage back).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from m3kit.errors import M3kitError, MediaNotFoundError
+from m3kit.memory.base import Memory, MemoryAnswer, MemoryEvent, MemoryItem
+from m3kit.memory.events import VISUAL_KINDS, item_label, items_from_events
+from m3kit.schema.media import ImageRef, MediaRef
+from m3kit.schema.prediction import Usage
+
+if TYPE_CHECKING:
+    from inspect_ai.model import Content
+
+    from m3kit.perception.base import TextReader
+
+
+class ContextMemory(Memory):
+    """Everything that fits: the newest visible items within ``token_budget`` tokens.
+
+    An item costs ``image_tokens`` when it goes as an image (a frame or image with an image
+    file, and ``send_images``), else ``ceil(len(text) * tokens_per_char)``; its label line
+    (``[when] modality id``) is counted at the same rate. Eviction is FIFO: the kept items are
+    always the newest contiguous stretch, so the first item that does not fit evicts it and
+    everything older. The question itself is not charged to the budget.
+
+    ``ocr`` reads text from frames and images at build time; it is only done when images are
+    not sent (a model that sees the pixels needs no OCR surrogate).
+    """
+
+    name = "context"
+
+    def __init__(
+        self,
+        *,
+        token_budget: int = 32_000,
+        image_tokens: int = 256,
+        send_images: bool = True,
+        tokens_per_char: float = 0.25,
+        ocr: bool = True,
+        reader: TextReader | None = None,
+    ) -> None:
+        super().__init__()
+        if token_budget < 0 or image_tokens < 0 or tokens_per_char <= 0:
+            raise ValueError("token_budget and image_tokens must be >= 0, tokens_per_char > 0")
+        self.token_budget = token_budget
+        self.image_tokens = image_tokens
+        self.send_images = send_images
+        self.tokens_per_char = tokens_per_char
+        self.ocr = ocr and not send_images
+        self._reader = reader
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "memory": self.name,
+            "token_budget": self.token_budget,
+            "image_tokens": self.image_tokens,
+            "send_images": self.send_images,
+            "tokens_per_char": self.tokens_per_char,
+            "ocr": self.reader().name if self.ocr else None,
+        }
+
+    def reader(self) -> TextReader:
+        """The OCR engine (RapidOCR unless one was given); built lazily, loads on first read."""
+        if self._reader is None:
+            from m3kit.perception.cache import default_text_reader
+
+            self._reader = default_text_reader()
+        return self._reader
+
+    def cost(self, item: MemoryItem) -> int:
+        """Tokens ``item`` takes in the prompt, its label included."""
+        label = self._tokens(item_label(item))
+        if self._as_image(item):
+            return label + self.image_tokens
+        return label + self._tokens(item.text)
+
+    def kept(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        """The newest contiguous run of ``items`` (time-ordered) that fits the budget."""
+        spent = 0
+        start = len(items)
+        for n in range(len(items) - 1, -1, -1):
+            spent += self.cost(items[n])
+            if spent > self.token_budget:
+                break
+            start = n
+        return list(items[start:])
+
+    async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
+        reader = self.reader() if self.ocr else None
+        return await anyio.to_thread.run_sync(partial(items_from_events, key, events,
+                                                      reader=reader))
+
+    async def _answer(
+        self,
+        key: str,
+        items: list[MemoryItem],
+        prompt: str,
+        model: Any,
+        *,
+        images: Sequence[MediaRef],
+        generate_config: Any,
+        cache: Any,
+    ) -> MemoryAnswer:
+        kept = self.kept(items)
+        builder = PromptBuilder()
+        if kept:
+            builder.text("Memory, oldest first:")
+        for item in kept:
+            if self._as_image(item):
+                builder.text(f"{item_label(item)}:")
+                builder.image(item.source)  # type: ignore[arg-type]
+            else:
+                builder.text(f"{item_label(item)}: {item.text}")
+        builder.question(prompt, images)
+        return await ask_model(model, builder, generate_config=generate_config, cache=cache,
+                               retrieved_ids=[item.id for item in kept])
+
+    def _as_image(self, item: MemoryItem) -> bool:
+        return (self.send_images and item.modality in VISUAL_KINDS
+                and isinstance(item.source, ImageRef))
+
+    def _tokens(self, text: str) -> int:
+        return math.ceil(len(text) * self.tokens_per_char)
+
+
+class PromptBuilder:
+    """One user message: text lines (adjacent ones merged) and images, in order."""
+
+    def __init__(self) -> None:
+        self._parts: list[tuple[str, str]] = []  # ("text", str) | ("image", path)
+        self._lines: list[str] = []
+
+    @property
+    def images(self) -> int:
+        return sum(1 for kind, _ in self._parts if kind == "image")
+
+    def text(self, line: str) -> None:
+        self._lines.append(line)
+
+    def image(self, ref: ImageRef) -> None:
+        self._flush()
+        self._parts.append(("image", ref.path))
+
+    def question(self, prompt: str, images: Sequence[MediaRef] = ()) -> None:
+        """The question's own images, then its text: always last, after the memory."""
+        if self._lines:
+            self._lines.append("")  # a blank line between the memory and the question
+        for ref in images:
+            if not isinstance(ref, ImageRef):
+                # Rendering pages and clips into message content is m3kit.models' job.
+                raise M3kitError(f"a question's {ref.kind} cannot be sent by a memory, only "
+                                 "image files", path=ref.path)
+            self.image(ref)
+        self.text(prompt)
+
+    async def content(self) -> list[Content]:
+        """The message content; images are read into data URIs, as inspect requires of
+        anything it sends (a bare path is refused at generate time)."""
+        from inspect_ai.model import ContentImage, ContentText
+
+        self._flush()
+        parts: list[Content] = []
+        for kind, value in self._parts:
+            if kind == "text":
+                parts.append(ContentText(text=value))
+            else:
+                parts.append(ContentImage(image=await _data_uri(value)))
+        return parts
+
+    def _flush(self) -> None:
+        if self._lines:
+            self._parts.append(("text", "\n".join(self._lines)))
+            self._lines = []
+
+
+async def ask_model(
+    model: Any,
+    builder: PromptBuilder,
+    *,
+    generate_config: Any = None,
+    cache: Any = None,
+    retrieved_ids: Sequence[str] = (),
+) -> MemoryAnswer:
+    """Send the built message to an inspect ``Model`` and account for what it cost."""
+    from inspect_ai.model import ChatMessageUser, GenerateConfig
+
+    kwargs: dict[str, Any] = {"config": generate_config or GenerateConfig()}
+    if cache is not None:  # inspect's default (no caching, or the config's) stands otherwise
+        kwargs["cache"] = cache
+    content = await builder.content()
+    output = await model.generate(input=[ChatMessageUser(content=content)], **kwargs)
+    usage = output.usage
+    prompt_tokens = completion_tokens = 0
+    if usage is not None:
+        # inspect's input_tokens excludes cached tokens; the prompt's size includes them.
+        prompt_tokens = (usage.input_tokens + (usage.input_tokens_cache_read or 0)
+                         + (usage.input_tokens_cache_write or 0))
+        completion_tokens = usage.output_tokens
+    return MemoryAnswer(
+        output=output.completion,
+        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                    images_sent=builder.images, retrieved_ids=list(retrieved_ids)),
+        error=output.error,
+    )
+
+
+async def _data_uri(path: str) -> str:
+    from inspect_ai.util import materialize_media
+
+    try:
+        return await materialize_media(path)
+    except FileNotFoundError:
+        # A frame evicted from the frame store since the build: name it, do not hide it.
+        raise MediaNotFoundError("image file not found when sending it", path=path) from None

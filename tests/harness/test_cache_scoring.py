@@ -1,0 +1,66 @@
+"""Cache scopes and the scorer's decisions, without running an eval."""
+
+from __future__ import annotations
+
+from m3kit.harness.cache import cache_scope, response_cache, stable_hash
+from m3kit.harness.redact import one_line, redact
+from m3kit.harness.scorers import score_answer
+
+
+def test_scope_is_stable_and_covers_what_changes_answers():
+    base = cache_scope(model_args={"device": "cpu"}, memory={"name": "rag", "k": 5},
+                       frames={"n": 96})
+    assert base == cache_scope(model_args={"device": "cpu"}, memory={"k": 5, "name": "rag"},
+                               frames={"n": 96})
+    assert base["memory"] == "rag"
+    for changed in (
+        cache_scope(model_args={"device": "cuda"}, memory={"name": "rag", "k": 5},
+                    frames={"n": 96}),
+        cache_scope(model_args={"device": "cpu"}, memory={"name": "rag", "k": 6},
+                    frames={"n": 96}),
+        cache_scope(model_args={"device": "cpu"}, memory={"name": "rag", "k": 5},
+                    frames={"n": 8}),
+    ):
+        assert changed["m3kit"] != base["m3kit"]
+
+
+def test_scope_ignores_credentials():
+    a = cache_scope(model_args={"device": "cpu", "api_key": "sk-one"})
+    b = cache_scope(model_args={"device": "cpu", "api_key": "sk-two"})
+    assert a == b
+
+
+def test_response_cache_policy():
+    policy = response_cache(True, {"m3kit": "abc"})
+    assert policy.scopes == {"m3kit": "abc"} and policy.per_epoch
+    assert response_cache(False, {"m3kit": "abc"}) is False
+    assert stable_hash({"a": 1, "b": [1, 2]}) == stable_hash({"b": [1, 2], "a": 1})
+
+
+def test_redaction(monkeypatch):
+    monkeypatch.setenv("LOCAL_API_KEY", "sk-very-secret-value")
+    text = "401 for sk-very-secret-value at https://user:pw@host/v1 Bearer abc.def"
+    out = redact(text)
+    assert "sk-very-secret-value" not in out and "user:pw" not in out and "abc.def" not in out
+    assert "\n" not in one_line("a\nb\n  c") and one_line("x" * 500).endswith("…")
+
+
+def test_score_answer_statuses(make_q, probe_video):
+    q = make_q(1, probe_video)
+    correct = score_answer(q, "The final answer is A")
+    assert (correct.status, correct.answer, correct.role) == ("correct", "A", "correct")
+    intrusion = score_answer(q, "Blue, I think.\nThe final answer is B")
+    assert (intrusion.status, intrusion.role) == ("incorrect", "intrusion")
+    invalid = score_answer(q, "The final answer is D")
+    assert invalid.status == "invalid" and "D" in invalid.reason
+    failed = score_answer(q, "", failure="model: boom")
+    assert failed.status == "failed" and failed.reason == "model: boom"
+    assert correct.groups == {"paradigm": "interference", "condition": "near"}
+
+
+def test_score_yes_no_maps_to_the_letter(make_q, probe_video):
+    q = make_q(1, probe_video, nback=True, k=4)
+    assert score_answer(q, "The final answer is yes").answer == "A"
+    no = score_answer(q, "No")
+    assert (no.status, no.answer) == ("incorrect", "B")
+    assert score_answer(q, "The final answer is A").status == "invalid"

@@ -1,0 +1,36 @@
+"""Memories by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from m3kit.memory import MEMORIES, ContextMemory, RagMemory, make_memory
+
+
+def test_names_build_their_memories() -> None:
+    assert MEMORIES == ("none", "context", "rag")
+    assert make_memory("none") is None
+    context = make_memory("context", token_budget=2000, image_tokens=85)
+    assert isinstance(context, ContextMemory)
+    assert context.config()["token_budget"] == 2000
+    rag = make_memory("rag", k=3, index="numpy")
+    assert isinstance(rag, RagMemory) and rag.config()["k"] == 3
+
+
+def test_each_call_is_a_fresh_memory() -> None:
+    assert make_memory("context") is not make_memory("context")
+
+
+def test_configs_differ_when_answers_would() -> None:
+    assert make_memory("context").config() != make_memory("context", image_tokens=85).config()
+    assert make_memory("rag").config() != make_memory("rag", k=4).config()
+    assert make_memory("rag").config() != make_memory("context").config()
+
+
+def test_bad_names_and_settings_are_named() -> None:
+    with pytest.raises(ValueError, match="unknown memory 'vector'; known: none, context, rag"):
+        make_memory("vector")
+    with pytest.raises(ValueError, match="'none' takes no settings"):
+        make_memory("none", k=3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'budget'"):
+        make_memory("context", budget=3)

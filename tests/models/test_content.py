@@ -1,0 +1,95 @@
+"""Frames into message content and images/text back out of messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+)
+
+from m3kit.errors import MediaError, MediaNotFoundError
+from m3kit.models import (
+    count_images,
+    frames_to_content,
+    image_content,
+    image_refs,
+    inline_images,
+    load_rgb,
+    message_images,
+    message_text,
+)
+
+
+def test_frames_keep_paths_unless_inline(render_frame: Callable[..., Path]) -> None:
+    frame = render_frame("plain", ["hello"])
+    by_path = frames_to_content([frame])
+    assert [type(c) for c in by_path] == [ContentImage]
+    assert by_path[0].image == str(frame)  # small logs: inspect inlines sample input itself
+    inline = frames_to_content([frame], inline=True)
+    assert inline[0].image.startswith("data:image/jpeg;base64,")
+    assert np.array_equal(load_rgb(inline[0].image), load_rgb(str(frame)))
+
+
+def test_labels_precede_their_frames(render_frame: Callable[..., Path]) -> None:
+    a, b = render_frame("a", ["a"]), render_frame("b", ["b"])
+    content = frames_to_content([a, b], labels=["Frame 1 at 0.0 s", "Frame 2 at 2.0 s"])
+    assert [c.type for c in content] == ["text", "image", "text", "image"]
+    assert content[2].text == "Frame 2 at 2.0 s"
+    with pytest.raises(ValueError, match="2 frames"):
+        frames_to_content([a, b], labels=["one"])
+
+
+def test_arrays_are_inlined_losslessly() -> None:
+    array = np.random.default_rng(0).integers(0, 255, (12, 16, 3), dtype=np.uint8)
+    item = image_content(array)
+    assert item.image.startswith("data:image/png;base64,")
+    assert np.array_equal(load_rgb(item.image), array)
+
+
+def test_missing_and_corrupt_images_raise_named_errors(tmp_path: Path) -> None:
+    with pytest.raises(MediaNotFoundError, match="nope.jpg"):
+        frames_to_content([tmp_path / "nope.jpg"])
+    with pytest.raises(MediaNotFoundError):
+        load_rgb(str(tmp_path / "nope.jpg"))
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"not a jpeg")
+    with pytest.raises(MediaError, match="bad.jpg"):
+        load_rgb(str(bad))
+    with pytest.raises(MediaError, match="data:image/png"):
+        load_rgb("data:image/png;base64,AAAA")
+
+
+def test_images_and_text_come_back_out(render_frame: Callable[..., Path]) -> None:
+    first, second = render_frame("one", ["one"]), render_frame("two", ["two"])
+    messages = [
+        ChatMessageSystem(content="You watch videos."),
+        ChatMessageUser(content=[ContentText(text="Look:"), *frames_to_content([first])]),
+        ChatMessageAssistant(content="Seen."),
+        ChatMessageUser(content=[*frames_to_content([second], inline=True),
+                                 ContentText(text="What was written?")]),
+    ]
+    refs = image_refs(messages)
+    assert refs[0] == str(first) and refs[1].startswith("data:")
+    assert count_images(messages) == 2
+    images = message_images(messages)
+    assert [image.shape for image in images] == [load_rgb(str(first)).shape] * 2
+    assert message_text(messages) == "You watch videos.\n\nLook:\n\nSeen.\n\nWhat was written?"
+    assert message_text(messages, roles=("user",), separator=" | ") == "Look: | What was written?"
+
+
+def test_inline_images_converts_only_paths(render_frame: Callable[..., Path]) -> None:
+    frame = render_frame("inline", ["x"])
+    messages = [ChatMessageUser(content=[*frames_to_content([frame]), ContentText(text="q")]),
+                ChatMessageUser(content="text only")]
+    out = inline_images(messages)
+    assert out[0].content[0].image.startswith("data:image/jpeg;base64,")
+    assert out[0].content[1].text == "q" and out[1].content == "text only"
+    assert messages[0].content[0].image == str(frame)  # the input is not modified
