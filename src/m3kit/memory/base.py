@@ -81,6 +81,9 @@ class Memory(ABC):
 
     name: ClassVar[str]
 
+    # The OCR engine for text surrogates; subclasses may set one, else the shared default.
+    _reader: Any = None
+
     def __init__(self) -> None:
         self._items: dict[str, list[MemoryItem]] = {}
         self._build_seconds: dict[str, float] = {}
@@ -109,6 +112,15 @@ class Memory(ABC):
     def items(self, key: str) -> list[MemoryItem]:
         """The items stored under ``key`` (empty when nothing was ingested)."""
         return list(self._items.get(key, []))
+
+    def reader(self) -> Any:
+        """The ``TextReader`` for OCR surrogates (RapidOCR behind the shared OCR cache unless one
+        was given); built lazily, loads on first read."""
+        if self._reader is None:
+            from m3kit.perception.cache import default_text_reader
+
+            self._reader = default_text_reader()
+        return self._reader
 
     def build_seconds(self, key: str) -> float:
         return self._build_seconds.get(key, 0.0)

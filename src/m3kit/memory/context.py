@@ -74,13 +74,6 @@ class ContextMemory(Memory):
             "ocr": self.reader().name if self.ocr else None,
         }
 
-    def reader(self) -> TextReader:
-        """The OCR engine (RapidOCR unless one was given); built lazily, loads on first read."""
-        if self._reader is None:
-            from m3kit.perception.cache import default_text_reader
-
-            self._reader = default_text_reader()
-        return self._reader
 
     def cost(self, item: MemoryItem) -> int:
         """Tokens ``item`` takes in the prompt, its label included."""

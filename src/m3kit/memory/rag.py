@@ -81,13 +81,6 @@ class RagMemory(Memory):
             self._embedder = MiniLMEmbedder()
         return self._embedder
 
-    def reader(self) -> TextReader:
-        """The OCR engine (RapidOCR unless one was given); loads on first use."""
-        if self._reader is None:
-            from m3kit.perception.cache import default_text_reader
-
-            self._reader = default_text_reader()
-        return self._reader
 
     def index(self, key: str) -> VectorIndex:
         """The vector index of ``key`` (``KeyError`` before it is ingested)."""
