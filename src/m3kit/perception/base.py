@@ -26,6 +26,11 @@ class TextLine(BaseModel):
     box: tuple[float, float, float, float] | None = None  # x0, y0, x1, y1 in pixels
 
 
+def lines_text(lines: Sequence[TextLine]) -> str:
+    """An image's OCR lines as one string, a line per line."""
+    return "\n".join(line.text for line in lines)
+
+
 class TranscriptSegment(BaseModel):
     """A stretch of speech: seconds from the start of the media, and its words."""
 

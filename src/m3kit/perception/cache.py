@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from m3kit.perception.base import TextLine, TextReader
+from m3kit.perception.base import TextLine, TextReader, lines_text
 
 
 class CachedTextReader:
@@ -74,7 +74,7 @@ class CachedTextReader:
         return [found[key] for key in keys]
 
     def read_text(self, images: Sequence[np.ndarray]) -> list[str]:
-        return ["\n".join(line.text for line in lines) for lines in self.read(images)]
+        return [lines_text(lines) for lines in self.read(images)]
 
 
 def default_text_reader(min_score: float = 0.5) -> CachedTextReader:

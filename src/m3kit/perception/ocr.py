@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from m3kit.perception.base import TextLine
+from m3kit.perception.base import TextLine, lines_text
 
 
 class RapidTextReader:
@@ -49,7 +49,7 @@ class RapidTextReader:
 
     def read_text(self, images: Sequence[np.ndarray]) -> list[str]:
         """Each image's text as one string (lines joined by newlines)."""
-        return ["\n".join(line.text for line in lines) for lines in self.read(images)]
+        return [lines_text(lines) for lines in self.read(images)]
 
 
 def _lines(result: Any, min_score: float) -> list[TextLine]:
