@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +14,21 @@ import pytest
 from m3kit.media.generate import write_pattern_video
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+def _register_fakeserver() -> None:
+    """Make ``tests/fakeserver.py`` (the scripted OpenAI-compatible server) importable as
+    ``fakeserver``: tests are not a package, and this conftest runs before any of them."""
+    if "fakeserver" in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location("fakeserver",
+                                                  Path(__file__).with_name("fakeserver.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fakeserver"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+
+
+_register_fakeserver()
 
 # Tests never read or fill the user's caches (frames, OCR, suites): one fresh cache per session.
 os.environ["M3KIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="m3kit-test-cache-")

@@ -71,8 +71,18 @@ class CorruptMediaError(MediaError):
     """The container opened but its data cannot be decoded (truncated, damaged packets)."""
 
 
+class MediaTooLargeError(MediaError):
+    """The media would not fit in memory once decoded (an image over its pixel bound: a
+    decompression bomb, or a photo too large to hold; video frames past the memory budget)."""
+
+
 class DecodeTimeoutError(MediaError, TimeoutError):
     """Decoding took longer than its time bound."""
+
+
+class MediaRequestError(M3kitError, ValueError):
+    """A request to the media engine is out of range: a non-positive frame rate, length, size
+    or resize, a rate past its bound."""
 
 
 class SamplingError(M3kitError, ValueError):
@@ -89,3 +99,9 @@ class FrameStoreError(M3kitError):
 
 class SchemaError(M3kitError, ValueError):
     """A record does not match m3kit's schema (names the file, the record and the field)."""
+
+
+class UnsafePathError(SchemaError):
+    """A path read from a data file cannot be used safely: it is absolute, it leaves its data
+    root (through ``..`` or a symbolic link), or it is not a valid path string (a NUL byte, a
+    control character, too long, not encodable)."""

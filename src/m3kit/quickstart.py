@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from m3kit.report.rows import SampleRow, rows_from_log
-from m3kit.report.tables import Table, m3eval_tables
+from m3kit.benchmarks.m3eval.report import SampleRow, m3eval_tables, rows_from_run
+from m3kit.schema.report import Table
 
 TASKS = ("synth_divided_attention", "synth_interference", "synth_interleaved", "synth_nback")
 DEFAULT_MEMORIES = ("none", "rag")
@@ -44,7 +44,8 @@ def run_quickstart(
     """Build the small suite under ``out_dir/suite``, evaluate ``model`` on every paradigm with
     each memory, write ``out_dir/report.md`` and the HTML report ``out_dir/report/index.html``
 (M3Eval's Tables 1-3 and Figures 8-11), and return the tables."""
-    from m3kit.harness.run import run_eval
+    from m3kit.benchmarks import run_eval
+    from m3kit.report.logs import read_run
     from m3kit.synth import SuiteConfig, build_suite
 
     out = Path(out_dir)
@@ -64,7 +65,7 @@ def run_quickstart(
             log_dir=out / "logs",
         )
         logs.append(log.location)
-        rows += rows_from_log(log)
+        rows += rows_from_run(read_run(log))
     report("done", len(steps), len(steps))
     tables = m3eval_tables(rows)
     path = write_report(out / "report.md", tables, model=model, frames=frames, logs=logs)

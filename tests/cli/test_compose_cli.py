@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.cli.main import main
-from m3kit.media import probe
+from m3kit.media import video_info
 from m3kit.media.generate import write_pattern_video
 
 
@@ -31,7 +31,7 @@ def test_split_with_swaps(sources, tmp_path, capsys):
     manifest = load(tmp_path / "P.json")
     assert manifest["recipe"]["swap_times"] == [1.0, 2.0, 3.0]  # D = 4 s, k = 3: j * D / 4
     frames = manifest["frames"]
-    assert len(frames) == 100 and probe(out).frame_count == 100
+    assert len(frames) == 100 and video_info(out).frame_count == 100
     left_at = [next(t["source"] for t in f["tiles"] if t["side"] == "left") for f in frames]
     # A starts left and trades places at 1, 2 and 3 s (frames 25, 50, 75 at 25 fps)
     assert left_at[:25] == ["a"] * 25 and left_at[25:50] == ["b"] * 25
@@ -77,7 +77,7 @@ def test_sequence(sources, tmp_path):
     assert main(["compose", "sequence", str(a), str(b), str(a), "--out", str(out)]) == 0
     manifest = load(tmp_path / "S.json")
     assert [s["segment"] for s in manifest["segments"]] == [0, 1, 2]
-    assert probe(out).frame_count == len(manifest["frames"]) == 300
+    assert video_info(out).frame_count == len(manifest["frames"]) == 300
 
 
 def test_unreadable_source_leaves_no_output(sources, tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""``m3kit demo`` with no VIDEO (finding 17): the shared pancake video is found from any working
+"""``m3kit demo`` with no VIDEO: the shared pancake video is found from any working
 folder, via ``$M3KIT_SHARED_DATA`` or beside the checkout; otherwise one error line."""
 
 from __future__ import annotations

@@ -54,9 +54,9 @@ def test_generate_with_a_model_that_never_answers_in_json(built: Path, capsys) -
     assert "1 video pairs skipped (no usable captions)" in out
     assert "skipped pair01: no usable captions" in out
     assert "0 caption batches parsed, 2 caption batches rejected" in out
-    # Finding 18: what the summary counts is what the review file lists, reasons included:
+    # What the summary counts is what the review file lists, reasons included:
     # the pair (1) and each video's one caption batch (2) are rejected rows.
-    from m3kit.benchmarks.m3eval.review import read_review_items
+    from m3kit.benchmarks.m3eval.build.review import read_review_items
 
     rows = {i.id: i for i in read_review_items(built / "review" / "review.csv")}
     assert {k: v.status for k, v in rows.items()} == {

@@ -18,7 +18,7 @@ def synth_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of real eval logs: interference with both repetition probes, N-back, and a
     blind N-back run, each on a tiny synthetic suite. ``frames=0`` keeps the builtin model off
     OCR (seconds instead of a minute on a shared CPU); the report reads logs, not pixels."""
-    from m3kit.harness.run import run_eval
+    from m3kit.benchmarks import run_eval
     from m3kit.synth import SuiteConfig, build_suite
 
     root = tmp_path_factory.mktemp("report_e2e")
@@ -43,6 +43,7 @@ def test_report_from_a_folder_of_real_logs(synth_logs: Path, tmp_path: Path,
     from inspect_ai.log import read_eval_log
 
     from m3kit.benchmarks.m3eval.score import scores_from_log
+    from m3kit.report.logs import read_samples
 
     out = tmp_path / "report"
     assert main(["report", str(synth_logs), "--out", str(out), "--title", "tiny"]) == 0
@@ -61,7 +62,7 @@ def test_report_from_a_folder_of_real_logs(synth_logs: Path, tmp_path: Path,
     # the plotted numbers are the logs' own scores
     logs = [read_eval_log(str(p)) for p in sorted(synth_logs.glob("*.eval"))]
     interference = next(log for log in logs if log.eval.task.endswith("synth_interference"))
-    expected = scores_from_log(interference)["memory_interference"]
+    expected = scores_from_log(read_samples(interference)).model_dump()["memory_interference"]
     fig8 = json.loads((out / "fig8_repetition.json").read_text())
     [series] = fig8["series"]
     assert series["label"] == "m3kit/builtin"

@@ -44,6 +44,22 @@ def test_score_m3exam_json_on_real_persona(m3exam_persona: Path, tmp_path: Path,
     assert "skipped" in captured.err
 
 
+def test_score_m3exam_fj_rule_flag(m3exam_persona: Path, tmp_path: Path, capsys) -> None:
+    # Alex_Veterinarian/314 is fj with gold letter C
+    preds = _write_jsonl(tmp_path / "preds.jsonl",
+                         [{"id": "Alex_Veterinarian/314", "prediction": "The answer is C"}])
+    args = ["score", "m3exam", "--data", str(m3exam_persona), "--predictions", str(preds)]
+    assert main([*args, "--json"]) == 0
+    exact = json.loads(capsys.readouterr().out)
+    # the paper's rule: the whole answer "the answer is c" is not "c"
+    assert exact["fj_rule"] == "exact" and exact["per_type"] == {"fj": {"count": 1, "em": 0.0}}
+    assert main([*args, "--json", "--fj-letter"]) == 0
+    letter = json.loads(capsys.readouterr().out)
+    assert letter["fj_rule"] == "letter" and letter["per_type"] == {"fj": {"count": 1, "em": 1.0}}
+    assert main([*args, "--fj-letter"]) == 0
+    assert "(fj EM: letter)" in capsys.readouterr().out
+
+
 def test_score_m3exam_table_on_locomo(tmp_path: Path, capsys) -> None:
     locomo = tmp_path / "locomo10.json"
     locomo.write_text(json.dumps([{
@@ -113,7 +129,7 @@ def test_judge_agreement_cli_overall_and_empty_cells(tmp_path: Path, capsys) -> 
 
 
 def _dead_server_url() -> str:
-    from m3kit.harness.fakeserver import ScriptedServer
+    from fakeserver import ScriptedServer
 
     server = ScriptedServer(answer=lambda prompt: "Score: 1")
     base_url = server.start().base_url

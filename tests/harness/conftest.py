@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from fakeserver import ScriptedServer
 
-from m3kit.harness.fakeserver import ScriptedServer
 from m3kit.schema import Choice, Question, VideoRef, write_jsonl
 
 SECRET = "sk-m3kit-test-0123456789abcdef"

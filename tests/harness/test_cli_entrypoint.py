@@ -13,7 +13,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from m3kit.cli.eval import eval_command, parse_key_values
+from m3kit.cli.eval import eval_command
+from m3kit.cli.options import parse_key_values
 from m3kit.errors import M3kitError
 
 

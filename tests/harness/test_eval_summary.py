@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from m3kit.benchmarks import run_eval
 from m3kit.cli.main import main
-from m3kit.harness.run import run_eval
 from m3kit.harness.skips import skipped_of
 from m3kit.report.summary import NA, summary_table
 from m3kit.schema import Choice, Question, VideoRef, write_jsonl
@@ -63,9 +63,10 @@ def test_m3eval_table(log):
     on_disk = read_eval_log(log.location)
     assert on_disk.results.scores[0].metrics["intrusion_rate"].value == 1 / 3
 
-    from m3kit.harness.results import mean_cost, sample_results
+    from m3kit.report.logs import read_samples
+    from m3kit.schema.evallog import mean_cost
 
-    tokens, images = mean_cost(sample_results(log))
+    tokens, images = mean_cost(read_samples(log))
     assert images == 2.0  # (2+2+2+2)/4 answered; 1.6 if the excluded sample were counted
     assert tokens > 0
 
@@ -113,7 +114,8 @@ def test_intrusion_rate_is_nan_without_intrusion_options(tmp_path, probe_video, 
 
     from inspect_ai.log import read_eval_log
 
-    from m3kit.harness.results import result_rows
+    from m3kit.benchmarks.m3eval.score import result_rows
+    from m3kit.report.logs import read_samples
 
     root = tmp_path / "suite"
     root.mkdir()
@@ -126,8 +128,8 @@ def test_intrusion_rate_is_nan_without_intrusion_options(tmp_path, probe_video, 
                    log_dir=tmp_path / "logs", max_connections=2)
     assert log.status == "success"
     # accuracy: q0 and q2 (Yes, the gold) right, q1 (No) wrong: 2 / 3
-    assert result_rows(log)[0].accuracy == 2 / 3
-    assert math.isnan(result_rows(log)[0].intrusion_rate)
+    assert result_rows(read_samples(log))[0].accuracy == 2 / 3
+    assert math.isnan(result_rows(read_samples(log))[0].intrusion_rate)
     assert math.isnan(log.results.scores[0].metrics["intrusion_rate"].value)
     metric = read_eval_log(log.location).results.scores[0].metrics["intrusion_rate"].value
     assert metric is None or math.isnan(metric)  # NaN, however the log file stores it

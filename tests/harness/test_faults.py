@@ -7,9 +7,10 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from m3kit.harness.results import result_rows, sample_results
-from m3kit.harness.run import run_eval
-from m3kit.harness.tasks import m3eval_task
+from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3eval.score import result_rows, sample_results
+from m3kit.benchmarks.m3eval.task import m3eval_task
+from m3kit.report.logs import read_samples
 
 FAULTS = {
     "q0": ["rate_limit"],  # recovers on the second request
@@ -31,22 +32,22 @@ def test_faults_are_retried_then_failed_and_counted(
     server = scripted(faults=FAULTS, answers=ANSWERS, api_key=secret, hang_s=6.0)
     model = serve("faulty", server)
     task = m3eval_task(questions, name="faults", frames=2, cache=False)
-    # model_args max_retries=0: the OpenAI SDK's own retries off, so every retry is inspect's.
+    # two attempts in total per call (the OpenAI SDK's own retries are off).
     # The attempt timeout leaves room for the first call's imports in this process.
-    log = run_eval(task, model, model_args={"max_retries": 0}, log_dir=tmp_path / "logs",
-                   max_connections=8, max_retries=1, attempt_timeout=3)
+    log = run_eval(task, model, log_dir=tmp_path / "logs",
+                   max_connections=8, max_retries=2, attempt_timeout=3)
 
     assert log.status == "success"
     outcomes = Counter((r.key, r.outcome) for r in server.records)
     assert outcomes[("q0", "rate_limit")] == 1 and outcomes[("q0", "answer")] == 1
-    assert outcomes[("q1", "server_error")] == 2  # first try + max_retries, then given up
+    assert outcomes[("q1", "server_error")] == 2  # both attempts, then given up
     assert outcomes[("q2", "garbage")] == 1 and outcomes[("q2", "answer")] == 1
     assert outcomes[("q3", "hang")] == 1 and outcomes[("q3", "answer")] == 1
     assert outcomes[("q4", "down")] == 1 and outcomes[("q4", "answer")] == 1
     # every request carried the two frames as images
     assert {r.images for r in server.records} == {2}
 
-    by_id = {r.answer.id: r for r in sample_results(log)}
+    by_id = {r.answer.id: r for r in sample_results(read_samples(log))}
     assert by_id["q1"].answer.status == "failed"
     assert "InternalServerError" in by_id["q1"].answer.reason
     assert by_id["q5"].answer.status == "incorrect" and by_id["q5"].answer.role == "intrusion"
@@ -60,7 +61,7 @@ def test_faults_are_retried_then_failed_and_counted(
     assert metrics["accuracy"].value == 4 / 7
     assert metrics["failed_count"].value == 1 and metrics["invalid_count"].value == 1
     assert metrics["intrusion_rate"].value == 1 / 7
-    overall = result_rows(log)[0]
+    overall = result_rows(read_samples(log))[0]
     assert (overall.n, overall.failed, overall.invalid) == (7, 1, 1)
     assert overall.accuracy == 4 / 7
 
@@ -99,7 +100,7 @@ def test_response_cache_is_scoped_and_on_by_default(tmp_path, scripted, serve, q
     run_eval(m3eval_task(qs, name="c", frames=1), model, log_dir=tmp_path / "logs")
     assert len(server.records) == 2  # answered from the cache
     # other model arguments: a different cache scope, so the model is asked again
-    run_eval(m3eval_task(qs, name="c", frames=1), model, model_args={"max_retries": 1},
+    run_eval(m3eval_task(qs, name="c", frames=1), model, model_args={"organization": "org-b"},
              log_dir=tmp_path / "logs")
     assert len(server.records) == 4
     # cache off: always asked

@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from m3kit.harness.results import sample_results
-from m3kit.harness.run import run_eval
+from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3eval.score import sample_results
+from m3kit.report.logs import read_samples
 
 
 def _gguf() -> Path | None:
@@ -84,7 +85,7 @@ def test_openai_compatible_path_end_to_end(tmp_path, monkeypatch, llama_server, 
         max_tokens=32, temperature=0.0,
     )
     assert log.status == "success"
-    results = sample_results(log)
+    results = sample_results(read_samples(log))
     assert len(results) == 2
     for r in results:
         # a tiny model rarely follows the format: any status but "failed" is a scored answer

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks.m3eval.score import score_m3eval, scores_from_log
-from m3kit.harness.run import run_eval
-from m3kit.harness.tasks import load_suite_questions
+from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3eval.score import score_predictions, scores_from_log
+from m3kit.benchmarks.m3eval.task import load_suite_questions
+from m3kit.report.logs import read_samples
 from m3kit.synth import SuiteConfig, build_suite
 
 # One pair of 8 s sources: divided attention and interference only (a few seconds to render).
@@ -35,10 +36,11 @@ def test_synth_blind_run_scores_in_the_paper_columns(suite_dir: Path, tmp_path: 
     assert log.status == "success"
     assert log.eval.metadata["m3kit_blind"] is True
     assert all(s.metadata["m3kit"]["frames"] == [] for s in log.samples)
-    result = scores_from_log(log)
+    card = scores_from_log(read_samples(log))
     questions, _ = load_suite_questions(suite_dir, paradigm)
     outputs = {str(s.id): s.output.completion for s in log.samples}
-    assert result == score_m3eval(questions, outputs)
+    assert card == score_predictions(questions, outputs)
+    result = card.model_dump()
     assert result["n_scored"] == len(questions) and result["n_excluded"] == 0
     if paradigm == "divided_attention":
         cells = result["divided_attention"]

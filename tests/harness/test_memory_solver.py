@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from m3kit.harness.results import sample_results
-from m3kit.harness.run import run_eval
-from m3kit.harness.tasks import m3eval_task
+from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3eval.score import sample_results
+from m3kit.benchmarks.m3eval.task import m3eval_task
 from m3kit.memory.base import AnswerRequest, Memory, MemoryAnswer, MemoryEvent, MemoryItem
+from m3kit.report.logs import read_samples
 from m3kit.schema import Usage
 
 
@@ -53,7 +54,7 @@ def test_memory_ingests_once_and_respects_time(tmp_path, scripted, serve, make_q
 
     assert log.status == "success"
     assert memory.builds == [str(probe_video)]  # one key, one build, three questions
-    by_id = {r.answer.id: r for r in sample_results(log)}
+    by_id = {r.answer.id: r for r in sample_results(read_samples(log))}
     assert all(r.answer.status == "correct" for r in by_id.values())
     retrieved = {qid: r.usage.retrieved_ids for qid, r in by_id.items()}
     times = {item.id: item.time for item in memory.items(str(probe_video))}

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from m3kit.harness.run import PreflightError, run_eval
+from m3kit.benchmarks import run_eval
+from m3kit.harness.run import PreflightError
 
 
 def _closed_port() -> int:
@@ -60,13 +61,66 @@ def test_rejected_key(tmp_path, scripted, serve, secret):
     assert server.records == []  # no chat request was made
 
 
+def _point_openai(monkeypatch, base_url: str, key: str) -> str:
+    """``openai/...`` at ``base_url`` through ``OPENAI_BASE_URL``: inspect's ``openai`` provider
+    keeps no base URL of its own then (its client reads the variable)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    return "openai/gpt-4o"  # chat completions: the scripted server has no Responses API
+
+
+def test_openai_unreachable_through_openai_base_url_fails_fast(tmp_path, monkeypatch, secret):
+    model = _point_openai(monkeypatch, f"http://127.0.0.1:{_closed_port()}/v1", secret)
+    start = time.perf_counter()
+    with pytest.raises(PreflightError) as info:
+        run_eval("synth_nback", model, log_dir=tmp_path / "logs")
+    assert time.perf_counter() - start < 10
+    text = _assert_one_line_without(info.value, secret)
+    assert text.startswith("model openai/gpt-4o: cannot reach http://127.0.0.1:")
+    assert not (tmp_path / "logs").exists()
+
+
+def test_openai_rejected_key_through_openai_base_url(tmp_path, monkeypatch, scripted, secret):
+    server = scripted(api_key=secret)
+    wrong = "sk-wrong-key-abcdef0123"
+    model = _point_openai(monkeypatch, server.base_url, wrong)
+    with pytest.raises(PreflightError) as info:
+        run_eval("synth_nback", model, log_dir=tmp_path / "logs")
+    text = _assert_one_line_without(info.value, secret, wrong)
+    assert text == (f"model openai/gpt-4o: {server.base_url} rejected the API key (HTTP 401)")
+    assert server.records == [] and not (tmp_path / "logs").exists()
+
+
+def test_openai_cli_exits_2_before_any_work(tmp_path, monkeypatch, secret):
+    model = _point_openai(monkeypatch, f"http://127.0.0.1:{_closed_port()}/v1", secret)
+    proc = subprocess.run(
+        [sys.executable, "-m", "m3kit", "eval", "synth_nback", "--model", model,
+         "--log-dir", str(tmp_path / "logs")],
+        check=False, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "cannot reach http://127.0.0.1" in lines[0]
+    assert secret not in proc.stderr + proc.stdout and not (tmp_path / "logs").exists()
+
+
+def test_the_client_does_not_retry_on_its_own(monkeypatch, scripted, serve, secret):
+    """inspect retries a failing request; the OpenAI client it builds would retry each attempt
+    twice more. check_model turns the client's retries off, in the model arguments too (a resumed
+    run rebuilds its model from them); an explicit ``max_retries`` model argument is kept."""
+    from m3kit.harness.preflight import check_model
+
+    server = scripted()
+    for model in (serve("svc", server), _point_openai(monkeypatch, server.base_url, secret)):
+        resolved = check_model(model)
+        assert resolved.api.client.max_retries == 0
+        assert resolved.model_args == {"max_retries": 0}
+        kept = check_model(model, {"max_retries": 3})
+        assert kept.api.client.max_retries == 3 and kept.model_args == {"max_retries": 3}
+
+
 def test_cli_prints_one_line_and_exits_2(tmp_path, monkeypatch, secret):
     """Through the real ``m3kit`` command: one line on stderr, no traceback, no key."""
-    from m3kit.cli.main import app
-
-    if "eval" not in {c.name for c in app.registered_commands}:
-        pytest.skip("`eval` is not wired into m3kit.cli.main yet (the lead adds "
-                    "app.command('eval')(eval.eval_command))")
     monkeypatch.setenv("GONE_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
     monkeypatch.setenv("GONE_API_KEY", secret)
     proc = subprocess.run(
@@ -94,7 +148,7 @@ def test_check_model_is_the_public_preflight(monkeypatch, secret):
 
 def test_m3eval_generate_fails_fast_on_an_unreachable_server(tmp_path, monkeypatch, secret,
                                                              capsys):
-    """``m3kit m3eval generate`` checks the model before touching the root (finding #3)."""
+    """``m3kit m3eval generate`` checks the model before touching the root."""
     from m3kit.cli.main import main
 
     monkeypatch.setenv("GONE_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
@@ -112,17 +166,19 @@ def test_m3eval_generate_fails_fast_on_an_unreachable_server(tmp_path, monkeypat
 def test_backend_errors_are_typed_and_name_the_model(scripted, serve, secret):
     """A provider error during generation (here: the server rejects the key after preflight)
     is one typed line naming the model, not the provider's traceback."""
-    from m3kit.benchmarks.m3eval.backend import BackendError, InspectBackend
     from m3kit.errors import M3kitError
+    from m3kit.models.backend import BackendError, BackendRequest, InspectBackend
 
     server = scripted(api_key="sk-the-right-key-0000000")
     model = serve("wrongkey", server, key=secret)
     backend = InspectBackend(model, max_retries=0)
     try:
         with pytest.raises(BackendError) as info:
-            backend.complete("hello qid=q0")
+            backend.complete(BackendRequest("questions", "q0", "hello qid=q0"))
     finally:
         backend.close()
     assert isinstance(info.value, M3kitError)
     text = _assert_one_line_without(info.value, secret)
-    assert text.startswith(f"model {model}: ")
+    # the request's item and stage, then the model
+    assert text.startswith(f"record q0: field 'questions': model {model}: ")
+    assert info.value.reason.startswith(f"model {model}: ")

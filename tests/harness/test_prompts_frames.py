@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from m3kit.benchmarks.m3eval.prompt import answer_format, build_prompt
+from m3kit.benchmarks.m3eval.task import frame_policy_for
 from m3kit.errors import SamplingError
 from m3kit.harness.frames import (
     FramePolicy,
     clip_spans,
-    frame_policy_for,
     image_content,
     select_frames,
 )
-from m3kit.harness.prompts import answer_format, build_prompt
 from m3kit.media.generate import read_frame_code
 from m3kit.media.store import FrameStore
 

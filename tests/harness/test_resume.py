@@ -11,8 +11,9 @@ import time
 import zipfile
 from pathlib import Path
 
-from m3kit.harness.results import sample_results
-from m3kit.harness.run import run_eval
+from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3eval.score import sample_results
+from m3kit.report.logs import read_samples
 from m3kit.schema import write_jsonl
 
 N = 8
@@ -40,7 +41,7 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     args = {"suite": str(suite), "frames": 1}
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
-        from m3kit.harness.run import run_eval
+        from m3kit.benchmarks import run_eval
         run_eval("synth_interference", {model!r}, task_args={args!r},
                  log_dir={str(log_dir)!r}, max_connections=1)
     """))
@@ -68,7 +69,7 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     resumed = [r.key for r in server.records[seen:]]
     assert sorted(resumed) == [f"q{i}" for i in range(DONE_BEFORE_KILL, N)]
     assert log.status == "success"
-    results = sample_results(log)
+    results = sample_results(read_samples(log))
     assert sorted(r.answer.id for r in results) == [f"q{i}" for i in range(N)]
     assert all(r.answer.status == "correct" for r in results)
 

@@ -1,19 +1,13 @@
 """Unknown tasks and bad task arguments fail before any run starts: one typed line naming the
-task or the argument, exit 2, no log written, no "resume" hint (findings #5, #6)."""
+task or the argument, exit 2, no log written, no "resume" hint."""
 
 from __future__ import annotations
 
 import pytest
 
+from m3kit.benchmarks import UnknownTaskError, build_task, check_task_args, known_tasks, run_eval
 from m3kit.cli.main import main
-from m3kit.harness.run import run_eval
-from m3kit.harness.taskargs import (
-    TaskArgumentError,
-    UnknownTaskError,
-    build_task,
-    check_task_args,
-    known_tasks,
-)
+from m3kit.harness.taskargs import TaskArgumentError
 
 
 def test_unknown_task_lists_the_known_ones():

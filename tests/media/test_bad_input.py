@@ -11,7 +11,7 @@ from m3kit.errors import (
     NotAVideoError,
     SamplingError,
 )
-from m3kit.media import VideoDecoder, decode_frames, probe
+from m3kit.media import VideoDecoder, decode_frames, video_info
 from m3kit.media.frames import sample_frames
 
 BAD_FILES = [
@@ -43,7 +43,7 @@ def bad_path(request, media_dir, truncated_mp4, audio_only, text_file, image_fil
 def test_bad_file_is_a_typed_error_naming_it(bad_path, error, reason, entry):
     with pytest.raises(error) as caught:
         if entry == "probe":
-            probe(bad_path)
+            video_info(bad_path)
         elif entry == "decoder":
             VideoDecoder(bad_path)
         else:
@@ -54,7 +54,7 @@ def test_bad_file_is_a_typed_error_naming_it(bad_path, error, reason, entry):
 
 
 def test_corrupted_video_fails_at_the_damaged_frame(corrupted):
-    info = probe(corrupted)  # the header and the first frames are fine
+    info = video_info(corrupted)  # the header and the first frames are fine
     assert info.frame_count == 50
     with pytest.raises(CorruptMediaError) as caught:
         decode_frames(corrupted, list(range(info.frame_count)))
@@ -69,7 +69,7 @@ def test_corrupted_video_frames_before_the_damage_decode(corrupted):
 
 
 def test_truncated_matroska_is_read_up_to_the_cut(truncated_mkv):
-    info = probe(truncated_mkv)
+    info = video_info(truncated_mkv)
     frames = decode_frames(truncated_mkv, [0, info.frame_count - 1])
     assert len(frames) == 2
 

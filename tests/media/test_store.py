@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from m3kit.errors import FrameStoreError, MediaNotFoundError, NotAVideoError, SamplingError
+from m3kit.files import is_temp_name
 from m3kit.media.decode import VideoDecoder
 from m3kit.media.generate import read_frame_code
 from m3kit.media.identity import file_identity
@@ -37,13 +38,13 @@ def stored_files(root: Path) -> list[Path]:
 
 
 def temp_files(root: Path) -> list[Path]:
-    return [p for p in root.rglob(".tmp-*")]
+    return [p for p in root.rglob("*") if is_temp_name(p.name)]
 
 
 def assert_consistent(root: Path) -> None:
     """Recorded sizes describe exactly the files on disk; no temporary file is left."""
     with FrameStore(root, image_format="png") as store:
-        files = [p for p in stored_files(root) if not p.name.startswith(".tmp-")]
+        files = [p for p in stored_files(root) if not is_temp_name(p.name)]
         assert store.size_bytes() == sum(p.stat().st_size for p in files)
         assert store.frame_count() == len(files)
     assert temp_files(root) == []

@@ -56,6 +56,7 @@ def test_query_is_passed_apart_from_the_prompt(log) -> None:
                                     query="what?"))
     assert answer.output == "what?"
     assert log.requests[-1].prompt == "Q: what? (A) x (B) y"
+    assert log.requests[-1].time == 1.0  # the cut reaches the memory's own retrieval
     assert answer.usage.retrieved_ids == ["e0", "e1"]  # the causal cut is the base's
     assert answer.usage.index_build_seconds == log.build_seconds("k") >= 0
 
@@ -68,3 +69,34 @@ def test_an_empty_query_falls_back_to_the_prompt(log) -> None:
 def test_answer_before_ingest_names_the_key() -> None:
     with pytest.raises(KeyError, match="ingest it first"):
         asyncio.run(RequestLog().answer("nope", "p", model="m"))
+
+
+def test_retrieve_without_a_ranking_is_the_visible_items_newest_first(log) -> None:
+    assert [i.id for i in asyncio.run(log.retrieve("k", "q"))] == ["e2", "e1", "e0"]
+    # The causal cut: e2 (t = 2) is after t = 1.5.
+    assert [i.id for i in asyncio.run(log.retrieve("k", "q", time=1.5))] == ["e1", "e0"]
+    assert [i.id for i in asyncio.run(log.retrieve("k", "q", k=1, time=1.5))] == ["e1"]
+    assert [i.id for i in log.visible("k", 0.0)] == ["e0"]
+    with pytest.raises(ValueError, match="k must be positive, got 0"):
+        asyncio.run(log.retrieve("k", "q", k=0))
+
+
+def test_undated_items_are_always_visible() -> None:
+    memory = RequestLog()
+    asyncio.run(memory.ingest("k", [MemoryEvent(id="note", kind="text", text="undated"),
+                                    MemoryEvent(id="late", kind="text", time=5.0, text="x")]))
+    assert [i.id for i in asyncio.run(memory.retrieve("k", "q", time=1.0))] == ["note"]
+
+
+def test_forget_drops_items_and_build_time(log) -> None:
+    log.forget("k")
+    assert not log.is_ingested("k") and log.build_seconds("k") == 0.0
+    with pytest.raises(KeyError, match="ingest it first"):
+        asyncio.run(log.answer("k", "p", model="m"))
+    asyncio.run(log.ingest("k", [MemoryEvent(id="again", kind="text", time=0.0, text="new")]))
+    assert [i.id for i in log.items("k")] == ["again"]
+
+
+def test_the_protocol_knows_no_ocr_reader() -> None:
+    """OCR is a perception detail of the memories that read pixels, not of the protocol."""
+    assert not hasattr(Memory, "reader") and not hasattr(RequestLog(), "_reader")

@@ -33,7 +33,7 @@ def test_image_budget_keeps_the_newest_that_fit(image_events, recorder) -> None:
     answer = asyncio.run(memory.answer("k", "Which photos?", recorder.model))
     assert recorder.last_images() == pixels(image_events[1:])  # oldest first, img-0 evicted
     assert answer.usage.images_sent == 3
-    assert answer.usage.retrieved_ids == ["img-1", "img-2", "img-3"]
+    assert answer.usage.retrieved_ids == ["img-3", "img-2", "img-1"]  # most recent first
     assert answer.output == recorder.reply
     assert answer.usage.prompt_tokens == recorder.prompt_tokens
     assert answer.usage.completion_tokens == recorder.completion_tokens
@@ -59,7 +59,7 @@ def test_eviction_is_fifo_and_contiguous(make_text_events, recorder) -> None:
     roomy = ContextMemory(token_budget=231)  # exactly everything
     asyncio.run(roomy.ingest("k", events))
     assert asyncio.run(roomy.answer("k", "Q?", recorder.model)).usage.retrieved_ids == [
-        "k-0", "huge", "tail"]
+        "tail", "huge", "k-0"]
 
 
 def test_causal_cut_hides_later_items(make_text_events, image_events, recorder) -> None:
@@ -67,10 +67,49 @@ def test_causal_cut_hides_later_items(make_text_events, image_events, recorder) 
     memory = ContextMemory(token_budget=10_000)
     asyncio.run(memory.ingest("k", [*image_events, *make_text_events("note", 4, start=0.5)]))
     answer = asyncio.run(memory.answer("k", "What happened by 1.5 s?", recorder.model, time=1.5))
-    assert answer.usage.retrieved_ids == ["img-0", "note-0", "img-1", "note-1"]
+    assert answer.usage.retrieved_ids == ["note-1", "img-1", "note-0", "img-0"]
     assert recorder.last_images() == pixels(image_events[:2])
     text = recorder.last_text()
     assert "note 1" in text and "note 2" not in text and "img-2" not in text
+
+
+def test_retrieve_is_the_prompt_newest_first(make_text_events, image_events, recorder) -> None:
+    """``retrieve`` gives what ``answer`` sends, most recent first; ``k`` keeps the newest k;
+    the causal cut holds; the ids ``answer`` reports are ``retrieve``'s, in its order."""
+    memory = ContextMemory(token_budget=10_000)
+    asyncio.run(memory.ingest("k", [*image_events, *make_text_events("note", 4, start=0.5)]))
+    # Items at 0, .5, 1, 1.5 are visible at t = 1.5; img-2 (2.0) and later are not.
+    ranked = asyncio.run(memory.retrieve("k", "anything", time=1.5))
+    assert [i.id for i in ranked] == ["note-1", "img-1", "note-0", "img-0"]
+    assert [i.id for i in asyncio.run(memory.retrieve("k", "anything", k=2, time=1.5))] == [
+        "note-1", "img-1"]
+    everything = asyncio.run(memory.retrieve("k", "anything"))
+    assert [i.id for i in everything][:2] == ["note-3", "img-3"] and len(everything) == 8
+    answer = asyncio.run(memory.answer("k", "Which photos?", recorder.model, time=1.5))
+    assert answer.usage.retrieved_ids == [i.id for i in ranked]
+    # Under a budget the retrieval is the kept stretch: 306 tokens an image, 1000 in all.
+    small = ContextMemory(token_budget=1000, image_tokens=300)
+    asyncio.run(small.ingest("k", image_events))
+    assert [i.id for i in asyncio.run(small.retrieve("k", "?"))] == ["img-3", "img-2", "img-1"]
+    with pytest.raises(ValueError, match="k must be positive"):
+        asyncio.run(small.retrieve("k", "?", k=0))
+    with pytest.raises(KeyError, match="ingest it first"):
+        asyncio.run(small.retrieve("other", "?"))
+
+
+def test_forget_drops_the_key_and_a_later_ingest_rebuilds(make_text_events) -> None:
+    memory = ContextMemory()
+    asyncio.run(memory.ingest("k", make_text_events("old", 2)))
+    asyncio.run(memory.ingest("j", make_text_events("kept", 1)))
+    memory.forget("k")
+    assert not memory.is_ingested("k") and memory.items("k") == []
+    assert memory.build_seconds("k") == 0.0
+    with pytest.raises(KeyError, match="no index for key 'k'"):
+        asyncio.run(memory.retrieve("k", "?"))
+    assert [i.id for i in memory.items("j")] == ["kept-0"]  # other keys stay
+    asyncio.run(memory.ingest("k", make_text_events("new", 3)))
+    assert [i.id for i in memory.items("k")] == ["new-0", "new-1", "new-2"]
+    memory.forget("never-ingested")  # nothing to drop: no error
 
 
 def test_text_surrogates_instead_of_images(image_events, recorder) -> None:
@@ -111,5 +150,14 @@ def test_config_names_what_changes_answers() -> None:
     assert a.config() == {"memory": "context", "token_budget": 500, "image_tokens": 64,
                           "send_images": True, "tokens_per_char": 0.25, "ocr": None}
     assert ContextMemory(send_images=False).config()["ocr"] == "rapidocr"
+
+
+def test_the_ocr_reader_is_injected(reader) -> None:
+    """The reader is the memory's constructor argument, named in the config, never in it."""
+    memory = ContextMemory(send_images=False, reader=reader)
+    assert memory.reader() is reader
+    assert memory.config()["ocr"] == reader.name
+    assert reader not in memory.config().values()
+    assert ContextMemory(send_images=False).reader() is not reader  # the shared default
     with pytest.raises(ValueError):
         ContextMemory(token_budget=-1)

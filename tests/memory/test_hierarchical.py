@@ -52,10 +52,13 @@ def test_round_summary_is_first_sentences(memory) -> None:
 
 def test_coarse_session_then_fine_rounds(memory, recorder) -> None:
     question = "What was wrong with the rabbit's eating?"
-    summaries, rounds = asyncio.run(memory.select("vet", question))
-    assert [s.id for s in summaries] == ["session:D3"]  # coarse: one session
+    visible = memory.visible("vet")
+    assert [s.id for s in memory.top_sessions("vet", question, visible)] == [
+        "session:D3"]  # coarse: one session
+    rounds = asyncio.run(memory.retrieve("vet", question))
     assert {r.id for r in rounds} == {"D3:1", "D3:2"}  # fine: only that session's rounds
     answer = asyncio.run(memory.answer("vet", question, recorder.model, query=question))
+    assert answer.usage.retrieved_ids == [r.id for r in rounds]  # what retrieve ranked
     assert answer.usage.retrieved_ids[0] == "D3:1"
     assert answer.metadata == {"sessions": ["D3"]}
     text = recorder.last_text()
@@ -76,6 +79,20 @@ def test_query_not_the_prompt_drives_both_levels(memory, recorder) -> None:
     assert steered.metadata == {"sessions": ["D1"]}
     assert set(steered.usage.retrieved_ids) == {"D1:1", "D1:2"}
     assert recorder.last_text().endswith(prompt)
+
+
+def test_retrieve_holds_the_causal_cut_and_k(memory, recorder) -> None:
+    """Session D3 is dated 2023-03-03: asked before it, the rabbit's rounds and summary are
+    not visible, and the best of what is visible answers; ``answer`` reports ``retrieve``'s
+    ids (mockllm records)."""
+    d3 = min(i.time for i in memory.items("vet") if i.metadata.get("session_id") == "D3")
+    question = "What was wrong with the rabbit's eating?"
+    before = asyncio.run(memory.retrieve("vet", question, time=d3 - 1))
+    assert before and all(r.metadata["session_id"] != "D3" for r in before)
+    answer = asyncio.run(memory.answer("vet", question, recorder.model, time=d3 - 1))
+    assert answer.usage.retrieved_ids == [r.id for r in before]
+    assert "rabbit" not in recorder.last_text().replace(question, "")
+    assert [r.id for r in asyncio.run(memory.retrieve("vet", question, k=1))] == ["D3:1"]
 
 
 def test_multimodal_variant_sends_the_round_photos(conversation, embedder, recorder) -> None:

@@ -362,6 +362,62 @@ def test_query_not_the_prompt_drives_bias_and_retrieval(clinic, embedder, reader
     assert recorder.last_text().endswith(prompt)
 
 
+def test_answer_reports_what_retrieve_ranks(clinic, embedder, reader) -> None:
+    """With the model's bias (known after ``answer`` asked it) ``retrieve`` gives the ranking
+    ``answer`` used; before that it ranks by the lexical detector's bias, which sees no
+    modality in this question: no image bonus, so the kept set differs."""
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy")
+    asyncio.run(memory.ingest("vet", conversation_events(clinic)))
+    model, _ = _json_bias_model('{"image": 1, "document": 0, "chart": 0}', reply="a brown dog")
+    question = "Which gloves should the clinic stock?"
+    assert memory.known_bias(question) == lexical_bias(question)
+    lexical_ranking = asyncio.run(memory.retrieve("vet", question))
+    assert [c.id for c in lexical_ranking] == ["D2:1", "session:D2", "session:D1"]
+    answer = asyncio.run(memory.answer("vet", question, model, query=question))
+    assert memory.known_bias(question).source == "model"
+    ranked = asyncio.run(memory.retrieve("vet", question))
+    # The image bonus (.20) lifts the cat photo's round over the other session's summary.
+    assert [c.id for c in ranked] == ["D2:1", "session:D2", "D1:1"]
+    assert answer.usage.retrieved_ids == [c.id for c in ranked]
+    explicit = asyncio.run(memory.retrieve("vet", question, bias=Bias(image=1, source="model")))
+    assert explicit == ranked
+    # Bias "lexical": no model call, the same ranking either way.
+    lexical = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
+                            bias="lexical")
+    asyncio.run(lexical.ingest("vet", conversation_events(clinic)))
+    plain = asyncio.run(lexical.answer("vet", question, model, query=question))
+    assert plain.usage.retrieved_ids == [c.id for c in asyncio.run(lexical.retrieve("vet",
+                                                                                 question))]
+
+
+def test_retrieve_holds_the_causal_cut(proctor, recorder) -> None:
+    """Asked before session D2 (a day after D1), no chunk of D2 (its rounds, its summary) can
+    be kept, even the best match; ``answer`` reports ``retrieve``'s ids (mockllm records)."""
+    d2 = min(c.time for c in proctor.items("vet") if c.metadata.get("session_id") == "D2")
+    assert d2 == 86_400.0
+    question = "Which gloves should the clinic stock?"
+    before = asyncio.run(proctor.retrieve("vet", question, time=d2 - 1))
+    assert [c.id for c in before] == ["session:D1", "D1:1", "D1:2"]  # all that is visible
+    answer = asyncio.run(proctor.answer("vet", question, recorder.model, time=d2 - 1,
+                                        query=question))
+    assert answer.usage.retrieved_ids == [c.id for c in before]
+    assert [c.id for c in asyncio.run(proctor.retrieve("vet", question, k=1))] == ["D2:1"]
+
+
+def test_forget_drops_chunks_index_and_problems(clinic, embedder, reader) -> None:
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
+                           bias="lexical")
+    asyncio.run(memory.ingest("vet", conversation_events(clinic)))
+    assert len(memory.problems("vet")) == 1  # the missing photo
+    memory.forget("vet")
+    assert memory.problems("vet") == [] and memory.items("vet") == []
+    assert not memory.is_ingested("vet") and memory.build_seconds("vet") == 0.0
+    with pytest.raises(KeyError):
+        memory.index("vet")
+    asyncio.run(memory.ingest("vet", conversation_events(clinic)))
+    assert len(memory.index("vet")) == 6 and len(memory.problems("vet")) == 1
+
+
 def test_offline_builtin_falls_back_to_the_lexical_detector(proctor) -> None:
     """m3kit/builtin answers the bias prompt with a span of its input, never JSON."""
     from inspect_ai.model import get_model

@@ -64,6 +64,34 @@ def test_causal_cut_applies_inside_the_search(fox, recorder) -> None:
     assert later.usage.retrieved_ids[0] == "frame-2"
 
 
+def test_answer_reports_what_retrieve_ranks(fox, recorder) -> None:
+    """The ids ``answer`` reports are ``retrieve``'s for the same query and time, in its order;
+    ``retrieve`` holds the causal cut and returns at most ``k`` (mockllm records)."""
+    question = "Where does the red fox sleep?"
+    for time in (None, 2.0):
+        ranked = asyncio.run(fox.retrieve("frames", question, time=time))
+        answer = asyncio.run(fox.answer("frames", question, recorder.model, time=time))
+        assert answer.usage.retrieved_ids == [i.id for i in ranked]
+    # At t = 2 s the sleeping fox (t = 4 s) is not visible, even as the best match.
+    assert [i.id for i in asyncio.run(fox.retrieve("frames", question, time=2.0))] == [
+        "frame-0", "frame-1"]
+    top = asyncio.run(fox.retrieve("frames", question, k=1))
+    assert [i.id for i in top] == ["frame-2"] and "sleeps" in top[0].text
+
+
+def test_forget_drops_items_and_index(embedder, make_text_events) -> None:
+    memory = RagMemory(embedder=embedder, k=2, ocr=False, index="numpy")
+    asyncio.run(memory.ingest("a", make_text_events("alpha", 3)))
+    memory.forget("a")
+    assert not memory.is_ingested("a") and memory.build_seconds("a") == 0.0
+    with pytest.raises(KeyError):
+        memory.index("a")
+    asyncio.run(memory.ingest("a", make_text_events("bravo", 2)))
+    assert len(memory.index("a")) == 2
+    ranked = asyncio.run(memory.retrieve("a", "bravo detail number 1"))
+    assert ranked[0].id == "bravo-1" and ranked[0].text.startswith("bravo note 1")
+
+
 def test_query_override_replaces_the_prompt_for_retrieval(fox, recorder) -> None:
     """The prompt's choices mention the whale; the query asks about the fox (mockllm records)."""
     prompt = "Answer with a letter. (A) a blue whale in the ocean (B) a fence"
@@ -116,10 +144,13 @@ def test_items_without_text_are_kept_but_not_indexed(embedder, tmp_path, recorde
     assert recorder.last_text() == "hello"  # nothing retrieved: the bare question
 
 
-def test_config() -> None:
+def test_config(reader) -> None:
     memory = RagMemory(k=5, index="numpy", ocr=False)
     assert memory.config() == {"memory": "rag", "k": 5, "embedder": "all-MiniLM-L6-v2",
                                "index": "numpy", "send_images": False, "ocr": None}
+    # The injected reader is named by its engine; the object never enters the config.
+    reading = RagMemory(k=5, index="numpy", reader=reader)
+    assert reading.reader() is reader and reading.config()["ocr"] == "rapidocr"
     with pytest.raises(ValueError):
         RagMemory(k=0)
 

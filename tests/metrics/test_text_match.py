@@ -87,11 +87,40 @@ def test_extract_choice_letter(prediction: str, letter: str | None) -> None:
     assert extract_choice_letter(prediction) == letter
 
 
+@pytest.mark.parametrize(
+    ("prediction", "exact", "letter"),
+    [
+        ("C", 1.0, 1.0),
+        ("c", 1.0, 1.0),  # lowercased by the sentence normalisation
+        ("c.", 1.0, 1.0),  # the trailing "." is a non-word character at the end: stripped
+        ("(C)", 1.0, 1.0),  # "(" and ")" at the ends: stripped
+        ("  **C**\n", 1.0, 1.0),
+        ("The answer is C", 0.0, 1.0),  # "the answer is c" != "c"
+        ("The answer is C.", 0.0, 1.0),
+        ("C) A temperature and ventilation control system", 0.0, 1.0),
+        ("(C) A temperature and ventilation control system", 0.0, 1.0),
+        ("A temperature and ventilation control system", 0.0, 0.0),
+        ("B", 0.0, 0.0),
+        ("", 0.0, 0.0),
+    ],
+)  # fmt: skip
+def test_fj_em_whole_answer_by_default_letter_on_request(
+    prediction: str, exact: float, letter: float
+) -> None:
+    assert fj_em(prediction, ["C"]) == exact  # the paper's rule is the default
+    assert fj_em(prediction, ["C"], "exact") == exact
+    assert fj_em(prediction, ["C"], "letter") == letter
+
+
 def test_fj_graded_em_on_letter() -> None:
-    assert fj_em("(C) A temperature and ventilation control system", ["C"]) == 1.0
-    assert fj_em("B", ["C"]) == 0.0
-    assert fj_em("B", ["C", "B"]) == 0.5  # graded: second entry, 1/2^1
-    assert fj_em("no idea", ["C"]) == 0.0
+    assert fj_em("(C) A temperature and ventilation control system", ["C"], "letter") == 1.0
+    assert fj_em("B", ["C"], "letter") == 0.0
+    assert fj_em("B", ["C", "B"], "letter") == 0.5  # graded: second entry, 1/2^1
+    assert fj_em("no idea", ["C"], "letter") == 0.0
+    # the whole-answer rule is graded the same way
+    assert fj_em("b.", ["C", "B"]) == 0.5
+    with pytest.raises(ValueError, match="fj rule 'first' is not one of exact, letter"):
+        fj_em("C", ["C"], "first")  # type: ignore[arg-type]
 
 
 def test_token_f1_hand_computed() -> None:
@@ -128,6 +157,13 @@ def test_item_kind_and_per_type_rules() -> None:
 
     fj = score_text_answer("C", ["C"], "C", "fj")
     assert (fj.em, fj.f1, fj.bleu1, fj.judged, fj.in_total) == (1.0, None, None, False, False)
+    stated = score_text_answer("The answer is C", ["C"], "C", "fj")
+    assert (stated.em, stated.f1, stated.judged) == (0.0, None, False)  # paper's rule
+    stated = score_text_answer("The answer is C", ["C"], "C", "fj", fj_rule="letter")
+    assert (stated.em, stated.f1, stated.judged) == (1.0, None, False)
+    # the rule touches fj items only: an ss answer is scored the same under either
+    ss_rule = score_text_answer("C", ["the answer is c"], None, "ss", fj_rule="letter")
+    assert ss_rule.em == 0.0
     fm = score_text_answer("img_61", ["img_60", "img_61"], "img_60", "fm")
     assert (fm.em, fm.f1, fm.judged, fm.in_total) == (0.0, None, False, False)
     fm_text = score_text_answer("ear scope", ["otoscope", "ear scope"], "otoscope", "fm")

@@ -217,3 +217,37 @@ def test_audio_items_go_through_speech_recognition(builtin: Any) -> None:
     meta = info(ask(builtin, messages))
     assert meta["audio_video"] == 1 and meta["evidence_units"] == 0
     assert meta["answer"] == "C" and meta["abstained"]
+
+
+def test_a_bomb_image_fails_its_own_sample_by_name(
+    builtin: Any, render_frame: Callable[..., Path], tmp_path: Path
+) -> None:
+    """A decompression bomb among a sample's images is refused from its header, before any
+    pixel is decoded: that sample fails with an error naming the file, the next one answers."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    from ..media.test_image import png_header_only
+
+    bomb = png_header_only(tmp_path / "bomb.png", 40_000, 40_000)
+    frame = render_frame("fox-bomb-test", ["the red fox"])
+    prompt = "What animal is shown?\nA. red fox\nB. blue whale"
+
+    def sample(sid: str, image: Path) -> Sample:
+        return Sample(id=sid, target="A", input=[ChatMessageUser(content=[
+            *frames_to_content([image], inline=True), ContentText(text=prompt)])])
+
+    task = Task(dataset=[sample("bomb", bomb), sample("good", frame)], solver=generate(),
+                scorer=match())
+    (log,) = eval(task, model=builtin, fail_on_error=False, display="none", log_dir=str(
+        tmp_path / "logs"))
+    by_id = {s.id: s for s in log.samples or []}
+    assert by_id["bomb"].error is not None
+    assert "MediaTooLargeError" in by_id["bomb"].error.traceback
+    # inspect hands a provider data URIs: the error shows the start of the bomb's.
+    assert "data:image/png;base64,iVBORw0KGgo" in by_id["bomb"].error.message
+    assert "over the bound of 89478485 pixels" in by_id["bomb"].error.message
+    assert by_id["good"].error is None
+    assert by_id["good"].output.completion.strip().endswith("A")

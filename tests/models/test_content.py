@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,17 +16,20 @@ from inspect_ai.model import (
     ContentText,
 )
 
-from m3kit.errors import MediaError, MediaNotFoundError
+from m3kit.errors import CorruptMediaError, MediaError, MediaNotFoundError, MediaTooLargeError
 from m3kit.models import (
     count_images,
     frames_to_content,
     image_content,
     image_refs,
     inline_images,
+    load_image,
     load_rgb,
     message_images,
     message_text,
 )
+
+from ..media.test_image import png_header_only
 
 
 def test_frames_keep_paths_unless_inline(render_frame: Callable[..., Path]) -> None:
@@ -65,6 +69,25 @@ def test_missing_and_corrupt_images_raise_named_errors(tmp_path: Path) -> None:
         load_rgb(str(bad))
     with pytest.raises(MediaError, match="data:image/png"):
         load_rgb("data:image/png;base64,AAAA")
+
+
+def test_a_bomb_is_refused_from_its_header_by_path_and_data_uri(tmp_path: Path) -> None:
+    # 20000 x 20000 = 4e8 pixels, over the 89 478 485 bound; the file is a few hundred bytes and
+    # would take 1.2 GB once decoded: refused before a pixel is.
+    bomb = png_header_only(tmp_path / "bomb.png", 20_000, 20_000)
+    assert bomb.stat().st_size < 200
+    with pytest.raises(MediaTooLargeError, match=r"bomb\.png.*over the bound of 89478485"):
+        load_image(str(bomb))
+    uri = image_content(bomb, inline=True).image
+    with pytest.raises(MediaTooLargeError, match=r"data:image/png;base64,.*over the bound"):
+        load_image(uri)
+    with pytest.raises(MediaTooLargeError):
+        message_images([ChatMessageUser(content=[ContentImage(image=str(bomb))])])
+    whole = image_content(np.full((64, 64, 3), 200, dtype=np.uint8)).image
+    torn = tmp_path / "torn.png"
+    torn.write_bytes(base64.b64decode(whole.split(",", 1)[1])[:60])  # the data cut short
+    with pytest.raises(CorruptMediaError, match="torn.png"):
+        load_image(str(torn))
 
 
 def test_images_and_text_come_back_out(render_frame: Callable[..., Path]) -> None:

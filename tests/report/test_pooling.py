@@ -17,8 +17,9 @@ from ..harness.conftest import make_question, use_server
 def two_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.MonkeyPatch) -> list:
     """Two complete runs of one system on three interference questions (A correct, B the
     intrusion): the first answers A to all, the second, started later, B to all."""
-    from m3kit.harness.fakeserver import ScriptedServer
-    from m3kit.harness.run import run_eval
+    from fakeserver import ScriptedServer
+
+    from m3kit.benchmarks import run_eval
 
     for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),
                      ("XDG_CACHE_HOME", "cache"), ("M3KIT_CACHE_DIR", "m3kit")):
@@ -40,17 +41,22 @@ def two_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.MonkeyPa
 
 
 def test_m3eval_system_pools_its_logs_later_started_wins(two_runs: list) -> None:
+    from m3kit.benchmarks import benchmark_for_task
+    from m3kit.benchmarks.m3eval.report import scores_from_runs
     from m3kit.benchmarks.m3eval.score import scores_from_log
-    from m3kit.report.m3eval import scores_from_logs
+    from m3kit.report.build import pooled_runs
+    from m3kit.report.logs import read_samples
     from m3kit.report.pooling import pool_logs, started_at
+
+    m3eval = benchmark_for_task("synth_interference")
 
     first, second = two_runs
     # log times are kept to the second: the two runs may well share one
     assert started_at(first) <= started_at(second)
     assert first.eval.eval_id != second.eval.eval_id
-    later = scores_from_log(second)
+    later = scores_from_log(read_samples(second)).model_dump()
     for given in ([first, second], [second, first]):  # the start time decides, not the order
-        pooled = scores_from_logs(given)
+        pooled = scores_from_runs(pooled_runs(m3eval, given))
         assert list(pooled) == [str(first.eval.model)]  # one system, one row
         assert pooled[str(first.eval.model)] == later
         (log,) = pool_logs(given, lambda log: str(log.eval.model)).values()
@@ -60,5 +66,6 @@ def test_m3eval_system_pools_its_logs_later_started_wins(two_runs: list) -> None
     # proactive: the first run 3/3 right, no intrusion; the later one 0/3 right, 3/3 intrusions
     proactive = later["memory_interference"]["proactive"]
     assert (proactive["accuracy"], proactive["intrusion_rate"]) == (0.0, 100.0)
-    earlier = scores_from_log(first)["memory_interference"]["proactive"]
+    earlier = scores_from_log(read_samples(first)).model_dump()["memory_interference"][
+        "proactive"]
     assert (earlier["accuracy"], earlier["intrusion_rate"]) == (100.0, 0.0)

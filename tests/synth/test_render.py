@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from m3kit.media.decode import VideoDecoder
-from m3kit.media.probe import probe
+from m3kit.media.info import video_info
 from m3kit.synth import generate_script, render_script
 from m3kit.synth.draw import FrameDrawer, actor_pose, layout
 from m3kit.synth.render import rendered_path
@@ -28,7 +28,7 @@ def video(script, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_video_has_the_script_timing(script, video):
-    info = probe(video)
+    info = video_info(video)
     assert (info.width, info.height) == (320, 240)
     assert info.frame_count == script.frame_count == 80
     assert info.fps == pytest.approx(10.0, abs=1e-3)

@@ -17,7 +17,7 @@ import typer
 from m3kit.cli.compose import _composition, _finish
 from m3kit.errors import MediaNotFoundError
 from m3kit.media.generate import write_pattern_video
-from m3kit.media.probe import probe
+from m3kit.media.info import video_info
 
 SHARED_VIDEO = ("videos", "flipping_a_pancake.mkv")
 # src/m3kit/cli/demo.py -> the checkout root is three folders above the package's cli/ folder
@@ -60,7 +60,7 @@ def demo(
     """Compose a split-screen probe of VIDEO and a generated video; print its manifest summary."""
     if video is None:
         video = find_demo_video()
-    info = probe(video)
+    info = video_info(video)
     generated = write_pattern_video(
         out_dir / "generated.mp4", seconds=info.duration, fps=25.0,
         width=info.width - info.width % 2, height=info.height - info.height % 2,

@@ -1,17 +1,18 @@
 """``m3kit eval TASK --model PROVIDER/MODEL``: run an m3kit task and print its results table.
 
-Thin: parsing and printing here, everything else in ``m3kit.harness.run.run_eval``.
+Thin: parsing and printing here; the task is looked up and run by ``m3kit.benchmarks.run_eval``
+(``m3kit.harness.run.run_eval`` underneath), the table is ``m3kit.report.summary``'s.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from m3kit.errors import M3kitError
+from m3kit.cli.options import parse_key_values
 from m3kit.harness.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
@@ -21,31 +22,9 @@ from m3kit.harness.defaults import (
 if TYPE_CHECKING:
     from m3kit.report.summary import SummaryTable
 
-__all__ = ["eval_command", "parse_key_values", "print_summary"]
+__all__ = ["eval_command", "print_summary"]
 
 SHOW_SKIPPED = 5  # reasons printed after a run; the log keeps them all
-
-
-class OptionError(M3kitError, ValueError):
-    """A command-line option has the wrong form."""
-
-
-def parse_key_values(items: list[str], option: str) -> dict[str, Any]:
-    """``["k=v", ...]`` -> ``{"k": v}`` with values read as YAML (``3`` -> 3, ``true`` -> True),
-    as ``inspect eval -T`` reads them."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise OptionError(f"{option} expects key=value, got {item!r}", field=option)
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            value = raw
-        out[key.strip()] = value
-    return out
 
 
 def print_summary(summary: SummaryTable, console: Console) -> None:
@@ -83,9 +62,13 @@ def eval_command(
     log_dir: Annotated[str, typer.Option("--log-dir", help="Where eval logs go.")] = "logs",
     max_connections: Annotated[int, typer.Option("--max-connections", help="Concurrent model "
                                                  "requests.")] = DEFAULT_MAX_CONNECTIONS,
-    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a failing model "
-                                             "request before the sample fails.")]
+    max_retries: Annotated[int, typer.Option("--max-retries", min=1, help="Attempts of a model "
+                                             "request in total (first one included) before "
+                                             "the sample fails.")]
     = DEFAULT_MAX_RETRIES,
+    max_failed: Annotated[int | None, typer.Option("--max-failed", min=0, help="Exit non-zero "
+                                                   "when more samples than this fail (default: "
+                                                   "only when every sample fails).")] = None,
     attempt_timeout: Annotated[int, typer.Option("--attempt-timeout", help="Seconds before a "
                                                  "model request is abandoned and retried.")]
     = DEFAULT_ATTEMPT_TIMEOUT,
@@ -98,7 +81,8 @@ def eval_command(
                                         "what language priors alone answer.")] = False,
 ) -> None:
     """Evaluate a model (directly or through a memory) on an m3kit task."""
-    from m3kit.harness.run import run_eval
+    from m3kit.benchmarks import run_eval
+    from m3kit.harness.failures import check_failures
     from m3kit.harness.skips import skipped_of
     from m3kit.report.summary import summary_table
 
@@ -132,9 +116,10 @@ def eval_command(
                           highlight=False)
     console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
     if log.status != "success":
-        from m3kit.harness.redact import one_line
         from m3kit.harness.run import RunIncompleteError
+        from m3kit.models.redact import one_line
 
         message = log.error.message if log.error else "the run did not finish"
         raise RunIncompleteError(f"run {log.status}: {one_line(message)} (resume with --resume)",
                                  path=log.location)
+    check_failures(log, max_failed)

@@ -21,7 +21,8 @@ from typing import Annotated
 
 import typer
 
-from m3kit.cli.score_m3exam import AsJsonOption, ModelArgsOption, NoCacheOption, parse_model_args
+from m3kit.cli.options import parse_key_values
+from m3kit.cli.score_m3exam import AsJsonOption, ModelArgsOption, NoCacheOption
 
 __all__ = ["judge_agreement_command"]
 
@@ -61,7 +62,7 @@ def judge_agreement_command(
     report = judge_agreement_report(
         labels,
         judge_model or [],
-        model_args=parse_model_args(model_arg),
+        model_args=parse_key_values(model_arg, "-M"),
         threshold=threshold,
         cache=not no_cache,
     )

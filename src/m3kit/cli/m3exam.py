@@ -1,7 +1,7 @@
 """``m3kit m3exam synthesize``: build an M3Exam persona folder with any backend.
 
 Thin: options and progress bars here, the pipeline in
-``m3kit.benchmarks.m3exam.synthesis.synthesize``.
+``m3kit.benchmarks.m3exam.build.synthesize``.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ def synthesize_command(
     retries: Annotated[int, typer.Option(help="Retries of malformed output.")] = 2,
 ) -> None:
     """Persona + core event → timeline → dialogue → validated question bank."""
-    from m3kit.benchmarks.m3exam.synthesis import InspectBackend, SynthesisConfig, synthesize
-    from m3kit.benchmarks.m3exam.synthesis.pipeline import read_spec
-    from m3kit.benchmarks.m3exam.synthesis.records import QUESTION_TYPES
-    from m3kit.cli.eval import parse_key_values
+    from m3kit.benchmarks.m3exam.build import InspectBackend, SynthesisConfig, synthesize
+    from m3kit.benchmarks.m3exam.build.pipeline import MAX_REPLY_TOKENS, read_spec
+    from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
+    from m3kit.cli.options import parse_key_values
 
     persona = read_spec(spec)
     config = SynthesisConfig(
@@ -62,7 +62,7 @@ def synthesize_command(
         max_rounds_per_session=max_rounds_per_session, retries=retries,
         questions={t: per_type for t in QUESTION_TYPES},
     )
-    backend = InspectBackend(model, seed=seed,
+    backend = InspectBackend(model, seed=seed, max_tokens=MAX_REPLY_TOKENS,
                              model_args=parse_key_values(model_arg or [], "-M"))
     console = Console(stderr=True)
     tasks: dict[str, int] = {}

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
-from m3kit.report.tables import cell_text
+from m3kit.schema.report import cell_text
 
 
 def quickstart(

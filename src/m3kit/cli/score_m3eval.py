@@ -3,7 +3,8 @@ scored with M3Eval's strict parsing and the paper's tables.
 
 FILE is JSON Lines of ``{"id": ..., "prediction": "<raw model text>"}`` (N-Back ids are the
 records' ``question_id``). Thin: reading in ``m3kit.benchmarks.m3eval.load``
-(``load_m3eval``, ``read_predictions``), numbers in ``m3kit.benchmarks.m3eval.score``.
+(``load_m3eval``, ``read_predictions``), numbers in
+``m3kit.benchmarks.m3eval.score.score_predictions``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def score_m3eval(
 ) -> None:
     """Score raw model outputs on M3Eval (values in percent, like the paper)."""
     from m3kit.benchmarks.m3eval.load import load_m3eval, read_predictions
-    from m3kit.benchmarks.m3eval.score import score_m3eval as score
+    from m3kit.benchmarks.m3eval.score import score_predictions
     from m3kit.errors import SchemaError
 
     loaded = load_m3eval(data, review=review)
@@ -73,8 +74,8 @@ def score_m3eval(
     if unknown:
         shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
         typer.echo(f"m3kit: {len(unknown)} predictions match no question: {shown}", err=True)
-    # Nothing to score is an error, not a table of dashes with exit 0 (finding 16): the
-    # skipped records above say why.
+    # Nothing to score is an error, not a table of dashes with exit 0: the skipped records
+    # above say why.
     if not loaded.questions:
         raise SchemaError(f"no question could be loaded ({len(loaded.skipped)} records "
                           "skipped, see above): nothing to score", path=data)
@@ -82,9 +83,9 @@ def score_m3eval(
         raise SchemaError(f"none of the {len(preds)} predictions matches a question id of "
                           f"{data} ({len(known)} questions; N-Back ids are question_id)",
                           path=predictions)
-    result = score(loaded.questions, preds, excluded=set(excluded or ()))
-    result["n_skipped_records"] = len(loaded.skipped)
-    result["n_unmatched_predictions"] = len(unknown)
+    card = score_predictions(loaded.questions, preds, excluded=set(excluded or ()))
+    result = card.model_copy(update={"n_skipped_records": len(loaded.skipped),
+                                     "n_unmatched_predictions": len(unknown)}).model_dump()
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:

@@ -14,7 +14,6 @@ __all__ = [
     "ModelArgsOption",
     "NoCacheOption",
     "load_benchmark_data",
-    "parse_model_args",
     "score_m3exam",
 ]
 
@@ -27,22 +26,6 @@ NoCacheOption = Annotated[
 ]
 AsJsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 SHOW_SKIPPED = 5  # skip lines printed on stderr; --json lists them all
-
-
-def parse_model_args(pairs: list[str] | None) -> dict[str, Any]:
-    """``["key=value", ...]`` -> a dict; values parse as JSON when they can (numbers, bools)."""
-    from m3kit.errors import M3kitError
-
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise M3kitError(f"model argument {pair!r} is not key=value", field="-M")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
 
 
 def load_benchmark_data(path: Path):  # -> M3ExamData
@@ -74,6 +57,11 @@ def score_m3exam(
     ] = None,
     model_arg: ModelArgsOption = None,
     no_cache: NoCacheOption = False,
+    fj_letter: Annotated[
+        bool,
+        typer.Option("--fj-letter", help="Score fj by the option letter the answer states "
+                     "(m3kit's addition; default: the whole answer, as the paper)."),
+    ] = False,
     as_json: AsJsonOption = False,
 ) -> None:
     """Per-type and TOTAL EM / F1 / BLEU-1 / LLM-J and the Overall Score, on the 0-1 scale."""
@@ -82,6 +70,7 @@ def score_m3exam(
 
     from m3kit.benchmarks.m3exam.score import read_predictions
     from m3kit.benchmarks.m3exam.score import score_m3exam as score
+    from m3kit.cli.options import parse_key_values
 
     dataset = load_benchmark_data(data)
     records, bad = read_predictions(predictions)
@@ -90,8 +79,9 @@ def score_m3exam(
         dataset,
         records,
         judge_model=judge_model,
-        judge_model_args=parse_model_args(model_arg),
+        judge_model_args=parse_key_values(model_arg, "-M"),
         cache=not no_cache,
+        fj_rule="letter" if fj_letter else "exact",
     )
     # every skip, in the JSON: the prediction file's bad lines, the data's, the scorer's
     result["skipped"] = [str(i) for i in bad] + result["skipped"]
@@ -99,7 +89,7 @@ def score_m3exam(
         typer.echo(json.dumps(result, indent=2))
         _print_skipped(err, result)
         return
-    table = Table(title=f"M3Exam scores: {predictions.name}")
+    table = Table(title=f"M3Exam scores: {predictions.name} (fj EM: {result['fj_rule']})")
     for column in ("type", "count", "EM", "F1", "BLEU-1", "LLM-J", "Overall"):
         table.add_column(column, justify="left" if column == "type" else "right")
     for qtype, row in result["per_type"].items():

@@ -37,9 +37,10 @@ def score_videomme_v2(
     from m3kit.benchmarks.videomme_v2.score import score_predictions
 
     loaded = load_videomme_v2(data)
-    result = score_predictions(loaded, read_predictions(predictions))
+    replies, bad_records = read_predictions(predictions)
+    result = score_predictions(loaded, replies)
     err = Console(stderr=True)
-    for error in loaded.skipped:
+    for error in [*loaded.skipped, *bad_records]:
         err.print(f"skipped: {error}", markup=False, highlight=False, soft_wrap=True)
     if result.n_missing:
         err.print(f"{result.n_missing} question(s) have no prediction: scored as failed "

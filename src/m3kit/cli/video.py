@@ -11,11 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from m3kit.cli.progress import progress_bar
-from m3kit.media.frames import export_frames, sample_frames
+from m3kit.media.frames import write_frames
 from m3kit.media.generate import write_pattern_video
-from m3kit.media.probe import probe
-from m3kit.media.resize import Resize
+from m3kit.media.info import video_info
+from m3kit.media.resize import resize_for
 from m3kit.media.sampling import DEFAULT_N, POLICIES
+from m3kit.media.verify import with_decode_check
 
 app = typer.Typer(help="Inspect videos and sample frames.", no_args_is_help=True)
 
@@ -24,9 +25,17 @@ app = typer.Typer(help="Inspect videos and sample frames.", no_args_is_help=True
 def info(
     path: Annotated[Path, typer.Argument(help="A video file.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="Read the packets and the first frame only; skip decoding every frame."
+    )] = False,
 ) -> None:
-    """Duration, frame rate, frame count, size, codec and rotation, measured from the packets."""
-    result = probe(path)
+    """Duration, frame rate, frame count, size, codec and rotation, measured from the packets;
+    every frame is decoded to find where a damaged file stops decoding (unless --quick)."""
+    result = video_info(path)
+    if not quick:
+        with progress_bar(f"decoding {path.name}", result.frame_count,
+                          Console(stderr=True)) as advance:
+            result = with_decode_check(result, on_frame=lambda _i: advance(1))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
@@ -54,28 +63,37 @@ def frames(
     image_format: Annotated[str, typer.Option("--format", help="jpeg or png.")] = "jpeg",
     store: Annotated[Path | None, typer.Option("--store", help="Frame store directory to reuse decoded frames.")] = None,
 ) -> None:
-    """Sample frames by a named policy and write them as images plus frames.json."""
+    """Sample frames by a named policy and write them as images plus frames.json.
+
+    Each frame is written as soon as it is decoded: memory holds about one frame, whatever --n.
+    """
     from m3kit.errors import SamplingError
 
     if policy not in POLICIES:
         raise SamplingError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}", path=path)
     if image_format not in ("jpeg", "png"):
         raise SamplingError(f"unknown image format {image_format!r}; choose jpeg or png")
+    resize = resize_for(max_side=max_side)
     frame_store = None
     if store is not None:
         from m3kit.media.store import FrameStore
 
-        frame_store = FrameStore(store)
+        frame_store = FrameStore(store, image_format=image_format)  # type: ignore[arg-type]
     console = Console(stderr=True)
     total = n if n is not None else DEFAULT_N.get(policy, max_frames or 0)
-    with progress_bar(f"decoding {path.name}", total or 1, console) as advance:
-        sampled = sample_frames(
-            path, policy, n, fps=fps, max_frames=max_frames, span=span,  # type: ignore[arg-type]
-            resize=Resize(max_side=max_side) if max_side else None, store=frame_store,
-            on_frame=lambda _i: advance(1),
-        )
-    manifest = export_frames(sampled, out, image_format=image_format)  # type: ignore[arg-type]
-    typer.echo(f"{len(sampled)} frames ({policy}) of {path} -> {manifest}")
+    try:
+        with progress_bar(f"decoding {path.name}", total or 1, console) as advance:
+            manifest = write_frames(
+                path, out, policy, n, fps=fps, max_frames=max_frames,  # type: ignore[arg-type]
+                span=span, resize=resize, store=frame_store,
+                image_format=image_format,  # type: ignore[arg-type]
+                on_frame=lambda _i: advance(1),
+            )
+    finally:
+        if frame_store is not None:
+            frame_store.close()
+    count = len(json.loads(manifest.read_text())["frames"])
+    typer.echo(f"{count} frames ({policy}) of {path} -> {manifest}")
 
 
 @app.command("generate")
@@ -89,4 +107,4 @@ def generate(
 ) -> None:
     """Write a test video whose frames show their own index (H.264, mp4)."""
     path = write_pattern_video(out, seconds=seconds, fps=fps, width=width, height=height, keyint=keyint)
-    typer.echo(json.dumps({"path": str(path), "frames": probe(path).frame_count}))
+    typer.echo(json.dumps({"path": str(path), "frames": video_info(path).frame_count}))

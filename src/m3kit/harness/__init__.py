@@ -1,16 +1,18 @@
-"""The evaluation harness on inspect-ai: m3kit questions as inspect tasks.
+"""What every benchmark shares on inspect-ai; no benchmark of its own.
 
-- ``tasks``: ``m3eval_task`` and the registered ``synth_*`` tasks (``inspect eval m3kit/...``)
-- ``solvers``: ``direct_answer`` (frames + prompt to the model) and ``memory_answer``
-- ``scorers``: ``m3eval_answer`` (strict parsing; invalid and failed answers count as wrong)
-- ``run``: ``run_eval`` (preflight, m3kit's defaults, resume), behind ``m3kit eval``
-- ``results``: an eval log read back as ``ScoredAnswer`` records and table rows
-- ``summary``: the per-benchmark headline table ``m3kit eval`` prints, and the loader's skips
+- ``run``: ``run_eval`` (preflight, m3kit's defaults, resume, the run lock), behind ``m3kit eval``
+- ``taskargs``: a task's ``-T`` arguments checked (types, declared ranges) and the task built
+  before a run (the benchmarks' declarations look tasks up by name)
+- ``solvers``: ``direct_solver`` (a benchmark's message to the model) and ``memory_solver``
+  (media ingested into a memory once per key, the memory answers with the causal cut), and the
+  ``FrameSource`` both draw frames from
+- ``sample_state``: the steps around one sample (time, ask, record, fail)
+- ``frames``: frame policies, selection with the causal cut, image content
 - ``preflight``: ``check_model`` (missing key / unreachable server / rejected key, one line)
-- ``taskargs``: task names and ``-T`` arguments checked and the task built before a run
 - ``runlock``: the lock that keeps ``--resume`` off a run that is still going
-- ``frames``, ``prompts``, ``dataset``, ``cache``, ``record``, ``redact``: the pieces
-- ``fakeserver``: a scripted OpenAI-compatible server for fault tests and overhead timing
+- ``failures``: failed samples counted by reason (a run where all failed is an error)
+- ``cache``, ``endpoint``, ``defaults``, ``skips``: the response cache scope, where a model's
+  requests go, run defaults, loader skips
 
 Modules import inspect-ai; this package's ``__init__`` imports nothing, so naming it is cheap.
 """

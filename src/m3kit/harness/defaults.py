@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from m3kit.errors import M3kitError
+
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
@@ -12,6 +14,7 @@ __all__ = [
     "DEFAULT_ATTEMPT_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_RETRIES",
+    "inspect_max_retries",
     "task_generate_config",
 ]
 
@@ -19,9 +22,18 @@ __all__ = [
 # server. Four keeps one GPU busy without queueing minutes of requests behind each other.
 DEFAULT_MAX_CONNECTIONS = 4
 # inspect's own default retries forever; m3kit gives up, records the sample as failed, goes on.
+# Attempts in total (m3kit's ``--max-retries``), not inspect's retries after the first attempt.
 DEFAULT_MAX_RETRIES = 4
 # Seconds before one model request is abandoned and retried (a hung server).
 DEFAULT_ATTEMPT_TIMEOUT = 300
+
+
+def inspect_max_retries(attempts: int) -> int:
+    """inspect's ``max_retries`` (retries after the first attempt) for ``attempts`` in total."""
+    if attempts < 1:
+        raise M3kitError(f"max_retries counts attempts in total and must be at least 1, got "
+                         f"{attempts}", field="max_retries")
+    return attempts - 1
 
 
 def task_generate_config() -> GenerateConfig:
@@ -29,6 +41,6 @@ def task_generate_config() -> GenerateConfig:
 
     return GenerateConfig(
         max_connections=DEFAULT_MAX_CONNECTIONS,
-        max_retries=DEFAULT_MAX_RETRIES,
+        max_retries=inspect_max_retries(DEFAULT_MAX_RETRIES),
         attempt_timeout=DEFAULT_ATTEMPT_TIMEOUT,
     )

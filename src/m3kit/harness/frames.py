@@ -1,13 +1,11 @@
 """A question's frames: which ones (the frame policy), where they are (the frame store), and how
 they reach a model (image content).
 
-M3Eval shows a model 96 ``uniform`` frames of the probe video, 144 for the repetition probes
-([V1, V1, V2] and [V1, V2, V2]), 8 frames per clip for N-Back, and 0.5 fps to models that take
-video (Appendix D).
 Frames are decoded once into the content-addressed ``FrameStore`` and referred to by path; the
 path list goes in the sample's metadata, and the pixels go to the model as inline images only at
 call time (inspect refuses file references at the model boundary, and OpenAI-compatible servers
 refuse video content). The causal cut applies here: no frame after the question's time is chosen.
+Each benchmark picks its own policy per question (M3Eval's: in its ``task.py``).
 """
 
 from __future__ import annotations
@@ -29,22 +27,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_FRAMES",
-    "NBACK_FRAMES_PER_CLIP",
-    "REPETITION_CONDITIONS",
-    "REPETITION_FRAMES",
     "FramePolicy",
     "SelectedFrame",
     "clip_spans",
-    "frame_policy_for",
     "image_content",
     "policy_fingerprint",
     "select_frames",
 ]
 
-DEFAULT_FRAMES = 96  # M3Eval, every model but Gemini
-NBACK_FRAMES_PER_CLIP = 8  # M3Eval, N-Back experiments (Sec. 4.4)
-REPETITION_FRAMES = 144  # M3Eval, repeated-trial experiments (Fig. 8): three videos, not two
-REPETITION_CONDITIONS = frozenset({"repeat_target", "repeat_interferer"})
+DEFAULT_FRAMES = 96  # frames per video when a policy names no count (M3Eval's, Appendix D)
 
 
 class FramePolicy(BaseModel):
@@ -78,39 +69,6 @@ class SelectedFrame(BaseModel):
     video: str
     index: int
     time: float
-
-
-def is_nback(question: Question) -> bool:
-    paradigm = str(question.metadata.get("paradigm", "")).replace("-", "").replace("_", "")
-    return paradigm.lower() == "nback" or (question.question_type or "").lower() == "nback"
-
-
-def is_repetition(question: Question) -> bool:
-    return str(question.metadata.get("condition", "")) in REPETITION_CONDITIONS
-
-
-def frame_policy_for(
-    question: Question,
-    n: int | None = None,
-    *,
-    max_side: int | None = None,
-    fps: float | None = None,
-) -> FramePolicy:
-    """M3Eval's policy for ``question``: 96 uniform frames, 144 for a repetition probe, or 8 per
-    clip for N-Back; ``n`` overrides the count (per clip for N-Back). With ``fps`` (0.5 for
-    models that take video), one frame every ``1/fps`` seconds instead, ``n`` then capping the
-    count; ``n = 0`` still sends no frames."""
-    nback = is_nback(question)
-    if fps is not None:
-        if n == 0:
-            return FramePolicy(n=0, per_clip=nback, max_side=max_side)
-        return FramePolicy(policy="fps", fps=fps, max_frames=n, per_clip=nback,
-                           max_side=max_side)
-    if nback:
-        count = NBACK_FRAMES_PER_CLIP if n is None else n
-        return FramePolicy(n=count, per_clip=True, max_side=max_side)
-    default = REPETITION_FRAMES if is_repetition(question) else DEFAULT_FRAMES
-    return FramePolicy(n=default if n is None else n, max_side=max_side)
 
 
 def clip_spans(question: Question, start: float, end: float) -> list[tuple[float, float]]:

@@ -1,9 +1,29 @@
 """Preflight: is the model usable, before any work is done with it?
 
-``check_model`` constructs the model (a missing API key or an unknown provider fails here) and,
-for a model served over HTTP, asks ``<base_url>/models`` with a short timeout (an unreachable
-server or a rejected key fails here). Each failure is one ``PreflightError`` line with every
-secret redacted. Nothing is generated.
+``check_model`` constructs the model (a missing API key or an unknown provider fails here),
+turns its SDK client's own retries off (inspect retries each request ``max_retries`` times; an
+OpenAI client retrying each attempt twice more would triple that) and, for a model served over
+HTTP, asks ``<endpoint>/models`` with a short timeout (an unreachable server or a rejected key
+fails here). The endpoint is the one the provider resolved (``m3kit.harness.endpoint``), so
+``openai/...`` pointed elsewhere by ``OPENAI_BASE_URL`` is checked where it points. Each failure
+is one ``PreflightError`` line with every secret redacted. Nothing is generated.
+
+What each provider gets:
+
+- endpoint and key: ``openai/...`` (``OPENAI_BASE_URL`` or ``https://api.openai.com/v1``),
+  ``openai-api/<service>/...`` and every provider inspect builds on its OpenAI-compatible API
+  (``together``, ``openrouter``, ``fireworks``, ``deepseek``, ``perplexity``, ``ollama``,
+  ``sambanova``, ``moonshot``, ``cloudflare``, ``hf-inference-providers``, ``vllm`` and
+  ``sglang`` servers): unreachable, HTTP 401 or 403 fail;
+- endpoint only: other providers whose client exposes an HTTP base URL (``anthropic``,
+  ``mistral``, ``groq``...) and the Azure and Bedrock flavours of ``openai`` (their keys are
+  not bearer tokens): unreachable fails; a key's presence is checked when the model is
+  constructed, its validity on the first request;
+- construction only, nothing to reach: models that run in this process (``m3kit/builtin``,
+  ``m3kit/hf``, ``hf``, ``llama-cpp-python``, ``transformer_lens``, ``nnterp``, ``mockllm``,
+  ``none``), and providers whose API exposes no HTTP endpoint (``bedrock`` through boto,
+  ``google``/``vertex`` through their SDK): a missing key or package fails, an unreachable
+  service or a rejected key only on the first request.
 
 Called by ``run_eval`` (``m3kit eval``), ``m3kit m3eval generate`` and the M3Exam judge, so
 that an unreachable server fails in seconds instead of hanging in retries.
@@ -16,7 +36,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from m3kit.errors import M3kitError
-from m3kit.harness.redact import one_line
+from m3kit.harness.endpoint import model_endpoint
+from m3kit.models.redact import one_line
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
@@ -38,8 +59,8 @@ def _flatten(message: str) -> str:
 
 
 def check_model(model: str | Model, model_args: Mapping[str, Any] | None = None) -> Model:
-    """The model, constructed and (when it is served over HTTP) answering; else
-    ``PreflightError`` naming the model."""
+    """The model, constructed, with its client's own retries off and (when it is served over
+    HTTP) answering; else ``PreflightError`` naming the model."""
     from inspect_ai.model import Model, get_model
 
     if isinstance(model, Model):
@@ -51,37 +72,61 @@ def check_model(model: str | Model, model_args: Mapping[str, Any] | None = None)
             resolved = get_model(model, memoize=False, **dict(model_args or {}))
         except Exception as exc:  # noqa: BLE001 (PrerequisiteError, unknown provider, bad args)
             raise PreflightError(f"model {model}: {_flatten(str(exc))}") from None
+    _client_retries_off(resolved)
     _check_server(resolved)
     return resolved
 
 
-def _is_openai_compatible(api: object) -> bool:
+def _client_retries_off(model: Model) -> None:
+    """Rebuild the provider's SDK client with ``max_retries=0`` (the OpenAI and Anthropic
+    clients retry twice by default), so that inspect's ``max_retries`` alone decides how many
+    requests a failing call makes. The setting goes into the model's arguments too, so a run
+    resumed from its log (which rebuilds the model from them) has it as well. An explicit
+    ``-M max_retries=…`` is kept."""
+    api = model.api
+    client = getattr(api, "client", None)
+    retries = getattr(client, "max_retries", None)
+    provider_args = getattr(api, "model_args", None)
+    if (not isinstance(retries, int) or retries == 0 or "max_retries" in model.model_args
+            or not isinstance(provider_args, dict)):
+        return
+    provider_args["max_retries"] = 0
+    api.initialize()  # inspect's providers build their client from their model_args here
+    if getattr(getattr(api, "client", None), "max_retries", None) == 0:
+        model.model_args["max_retries"] = 0
+    else:  # this provider does not pass its arguments to its client
+        del provider_args["max_retries"]
+
+
+def _openai_bearer(api: object) -> bool:
+    """Whether ``api`` sends its key as an OpenAI bearer token (not Azure's or Bedrock's)."""
     names = {cls.__name__ for cls in type(api).__mro__}
-    return bool(names & {"OpenAICompatibleAPI", "OpenAIAPI"})
+    if not names & {"OpenAICompatibleAPI", "OpenAIAPI"}:
+        return False
+    flavours = (getattr(api, "is_azure", None), getattr(api, "is_bedrock", None))
+    return not any(callable(f) and f() for f in flavours)
 
 
 def _check_server(model: Model) -> None:
-    """GET ``<base_url>/models``: connection failures and (for OpenAI-compatible servers)
-    rejected keys fail; any other answer means a server is there."""
+    """GET ``<endpoint>/models``: connection failures and (for OpenAI bearer keys) rejected keys
+    fail; any other answer means a server is there."""
     import httpx
 
-    api = model.api
-    base_url = getattr(api, "base_url", None)
-    if not base_url or not str(base_url).startswith(("http://", "https://")):
+    endpoint = model_endpoint(model)
+    if endpoint is None:
         return
+    api = model.api
     api_key = getattr(api, "api_key", None)
-    openai_like = _is_openai_compatible(api)
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key and openai_like else {}
-    url = str(base_url).rstrip("/") + "/models"
+    check_key = bool(api_key) and _openai_bearer(api)
+    headers = {"Authorization": f"Bearer {api_key}"} if check_key else {}
+    shown = one_line(endpoint.rstrip("/"), extra=[api_key])
     try:
-        response = httpx.get(url, headers=headers, timeout=PREFLIGHT_TIMEOUT_S)
+        response = httpx.get(endpoint.rstrip("/") + "/models", headers=headers,
+                             timeout=PREFLIGHT_TIMEOUT_S)
     except httpx.HTTPError as exc:
-        reason = type(exc).__name__ if not str(exc) else str(exc)
+        reason = one_line(str(exc), extra=[api_key]) or type(exc).__name__
+        raise PreflightError(f"model {model}: cannot reach {shown} ({reason})") from None
+    if check_key and response.status_code in (401, 403):
         raise PreflightError(
-            f"model {model}: cannot reach {one_line(str(base_url), extra=[api_key])} ({reason})"
-        ) from None
-    if openai_like and response.status_code in (401, 403):
-        raise PreflightError(
-            f"model {model}: {one_line(str(base_url), extra=[api_key])} rejected the API key "
-            f"(HTTP {response.status_code})"
+            f"model {model}: {shown} rejected the API key (HTTP {response.status_code})"
         )

@@ -6,8 +6,9 @@ Defaults that differ from a bare ``inspect eval``:
   at 20 concurrent requests and climbs, which floods a local server;
 - images are not embedded in the log (``log_images=False``): frame paths are in each sample's
   metadata, the frames themselves in the frame store;
-- model calls are retried a bounded number of times (``max_retries``, ``attempt_timeout``), after
-  which the sample is recorded as failed and the run goes on;
+- a model call is tried at most ``max_retries`` times in total (inspect's retries, the SDK
+  client's own retries off; each attempt abandoned after ``attempt_timeout``), after which the
+  sample is recorded as failed and the run goes on;
 - the response cache is on (see ``m3kit.harness.cache``).
 
 Before any work: the task name and ``-T`` arguments are checked and the task is built
@@ -16,7 +17,8 @@ checked (``m3kit.harness.preflight.check_model``: missing key, unreachable serve
 one ``PreflightError`` line with every secret redacted).
 
 While it runs, the run holds a lock file in ``log_dir`` (``m3kit.harness.runlock``): a resume of
-a run that is still going is refused with one line; locks of dead processes are ignored.
+a run that is still going, or of one another resume has just taken, is refused with one line;
+locks of dead processes are ignored.
 
 Resume: every run writes its log to ``log_dir`` as it goes (one sample at a time). With
 ``resume=True``, the newest log there for the same task, model, task arguments and limit is
@@ -28,7 +30,8 @@ inspect's sample buffer) and runs only the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,11 +40,12 @@ from m3kit.harness.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
+    inspect_max_retries,
 )
 from m3kit.harness.preflight import PreflightError, check_model
-from m3kit.harness.redact import one_line
-from m3kit.harness.runlock import RunLockedError, held_lock, live_locks, run_key
-from m3kit.harness.taskargs import build_task, check_task_args
+from m3kit.harness.runlock import RunLockedError, held_lock, resume_lock, run_key
+from m3kit.harness.taskargs import ArgumentRange, build, check_args
+from m3kit.models.redact import one_line
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -56,6 +60,7 @@ __all__ = [
     "PreflightError",
     "RunIncompleteError",
     "RunLockedError",
+    "TaskSpec",
     "find_resumable",
     "preflight",
     "qualified_task_name",
@@ -76,6 +81,17 @@ preflight = check_model
 
 class RunIncompleteError(M3kitError):
     """A run stopped before every sample was done (it can be resumed)."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A registered task to run: its registry ``name`` (``m3kit/synth_nback``), its ``@task``
+    ``function`` and the ranges its numeric arguments must respect (the benchmarks'
+    declarations look these up by name)."""
+
+    name: str
+    function: Callable[..., Task]
+    ranges: Mapping[str, ArgumentRange]
 
 
 def qualified_task_name(task: str) -> str:
@@ -117,7 +133,7 @@ def find_resumable(
 
 
 def run_eval(
-    task: str | Task,
+    task: TaskSpec | str | Task,
     model: str | Model,
     *,
     memory: str | None = None,
@@ -135,42 +151,43 @@ def run_eval(
 ) -> EvalLog:
     """Evaluate ``model`` (``provider/model``) on ``task`` and return its log.
 
-    ``task`` is a registered task name (``synth_nback`` or ``m3kit/synth_nback``) or a ``Task``
-    (built by ``m3eval_task``; it takes no task arguments and cannot be resumed, since inspect
-    rebuilds a resumed task from its registered name). ``memory`` answers through that memory
-    (a task argument); ``task_args`` are the task's options (``-T``), ``model_args`` the
-    provider's (``-M``). ``cache=False`` turns the response cache off. ``eval_args`` go to
-    ``inspect_ai.eval`` unchanged.
+    ``task`` is a ``TaskSpec`` (a registered task; the benchmarks' ``run_eval`` makes one from
+    a name such as ``synth_nback``), another name inspect resolves itself (``file.py@task``), or
+    a ``Task`` (built by ``m3eval_task``; it takes no task arguments and cannot be resumed,
+    since inspect rebuilds a resumed task from its registered name). ``memory`` answers
+    through that memory (a task argument); ``task_args`` are the task's options (``-T``),
+    ``model_args`` the provider's (``-M``). ``cache=False`` turns the response cache off.
+    ``eval_args`` go to ``inspect_ai.eval`` unchanged.
     """
     import inspect_ai
-
-    import m3kit.registry  # noqa: F401  (registers m3kit's tasks in this process)
 
     args = dict(task_args or {})
     if memory is not None:
         args["memory"] = memory
     if not cache:
         args["cache"] = False
-    if isinstance(task, str):
-        name: str | Task = qualified_task_name(task)
+    spec = task if isinstance(task, TaskSpec) else None
+    if spec is not None:
+        name: str | Task = spec.name
+    elif isinstance(task, str):
+        name = qualified_task_name(task)
     elif args or resume:
         raise M3kitError("task arguments, --memory, --no-cache and resume need a registered "
                          "task name, not a Task object")
     else:
         name = task
-    ours = isinstance(name, str) and name.startswith(f"{PACKAGE}/")
-    if ours:
-        check_task_args(str(name), args)  # cheap: names, types, ranges; before the network
+    if spec is not None:
+        check_args(spec.name, spec.function, args, spec.ranges)  # cheap: before the network
     resolved = check_model(model, model_args)
     built: str | Task = name
-    if ours:
-        # unknown task, bad argument, unreadable data: one typed line now, not an error log
-        # (inspect records the same registry name and arguments for the built task)
-        built = build_task(str(name), args)
+    if spec is not None:
+        # bad argument, unreadable data: one typed line now, not an error log (inspect
+        # records the same registry name and arguments for the built task)
+        built = build(spec.name, spec.function, args, spec.ranges)
     settings: dict[str, Any] = {
         "log_dir": str(log_dir),
         "max_connections": max_connections,
-        "max_retries": max_retries,
+        "max_retries": inspect_max_retries(max_retries),
         "attempt_timeout": attempt_timeout,
         "log_images": False,
         "log_buffer": LOG_BUFFER,
@@ -178,25 +195,20 @@ def run_eval(
     }
     label = name if isinstance(name, str) else str(getattr(name, "name", "task"))
     key = run_key(label, str(resolved), args, limit)
-    if resume:
-        assert isinstance(name, str)
-        running = live_locks(log_dir, key)
-        if running:
-            path, info = running[0]
-            raise RunLockedError(
-                f"this run is still going (pid {info.pid} on {info.host}): wait for it or stop "
-                f"it before --resume", path=path)
-        previous = find_resumable(log_dir, name, str(resolved), args, limit)
-        if previous is not None and previous.status == "success":
-            logger.info("nothing to resume: %s is complete", previous.location)
-            from inspect_ai.log import read_eval_log
+    # a resume takes its lock atomically (two at once: one runs, one is refused)
+    lock = resume_lock if resume else held_lock
+    with lock(log_dir, key, task=label, model=str(resolved)):
+        if resume:
+            assert isinstance(name, str)
+            previous = find_resumable(log_dir, name, str(resolved), args, limit)
+            if previous is not None and previous.status == "success":
+                logger.info("nothing to resume: %s is complete", previous.location)
+                from inspect_ai.log import read_eval_log
 
-            return read_eval_log(previous.location)
-        if previous is not None:
-            logger.info("resuming %s", previous.location)
-            with held_lock(log_dir, key, task=label, model=str(resolved)):
+                return read_eval_log(previous.location)
+            if previous is not None:
+                logger.info("resuming %s", previous.location)
                 return inspect_ai.eval_retry(previous, **settings)[0]
-    with held_lock(log_dir, key, task=label, model=str(resolved)):
         return inspect_ai.eval(
             built,
             model=resolved,

@@ -6,8 +6,8 @@ timings and, for a failed sample, the reason. A failed sample gets an empty outp
 reason as its error; the run goes on and the scorer counts it wrong. Limits and sample
 termination are inspect's business and pass through untouched (``passes_through``).
 
-Benchmark solvers (``m3kit.harness.solvers``, ``m3kit.benchmarks.*.task``) build their own
-messages and call these for everything after.
+The solvers of ``m3kit.harness.solvers`` and the benchmarks' own build their messages and call
+these for everything after.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from m3kit.errors import M3kitError
-from m3kit.harness.record import RECORD_KEY, SampleRecord
-from m3kit.harness.redact import one_line
+from m3kit.models.redact import one_line
 from m3kit.schema import Usage
+from m3kit.schema.evallog import RECORD_KEY, SampleRecord
 
 if TYPE_CHECKING:
     from inspect_ai.solver import Generate, TaskState
@@ -37,7 +37,6 @@ __all__ = [
     "failure_reason",
     "generate_answer",
     "generate_with_garbage_retries",
-    "model_args",
     "output_usage",
     "passes_through",
     "resolve_memory",
@@ -139,13 +138,6 @@ def output_usage(output: Any, images: int) -> Usage:
               + (usage.input_tokens_cache_write or 0))
     return Usage(prompt_tokens=prompt, completion_tokens=usage.output_tokens or 0,
                  images_sent=images)
-
-
-def model_args() -> dict[str, Any]:
-    """The model under evaluation's arguments, as inspect resolved them (for cache scopes)."""
-    from inspect_ai.model import get_model
-
-    return dict(get_model().model_args)
 
 
 async def generate_answer(

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from m3kit.schema.evallog import SKIPPED_KEY
+
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
 __all__ = ["SKIPPED_KEY", "Skipped", "skipped_of", "warn_skipped"]
 
-SKIPPED_KEY = "m3kit_skipped"
 
 
 class Skipped(BaseModel):

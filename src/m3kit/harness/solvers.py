@@ -1,69 +1,96 @@
-"""Solvers: a question's frames and prompt to a model directly, or through a memory.
+"""The two ways every benchmark answers a question: directly (its media and prompt to the model)
+or through a memory (the media ingested once per memory key, then the memory answers).
 
-Both record a ``SampleRecord`` (frames, usage, timings, failure) in the sample's metadata. A model
-call that still fails after inspect's retries, a memory that reports an error, or media that cannot
-be read make the sample *failed*, with the reason: the run goes on and the scorer counts the sample
-wrong. Limits and cancellation are inspect's business and pass through untouched.
+``direct_solver`` and ``memory_solver`` are the solve steps; a benchmark's registered
+``@solver`` binds them to its prompt and its media (in the benchmark's ``task.py``). Both record a
+``SampleRecord`` (frames, usage, timings, failure) in the sample's metadata. A model call that
+still fails after inspect's retries, a memory that reports an error, or media that cannot be
+read make the sample *failed*, with the reason (``MEDIA_FAILURE`` first for media): the run goes
+on and the scorer counts the sample wrong (or excluded). Limits and cancellation are inspect's
+business and pass through untouched.
+
+The causal cut: a memory answers with the question's ``time``; every memory's ``answer`` keeps
+to what was recorded before it (``m3kit.memory``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-from inspect_ai.solver import solver
 
 from m3kit.errors import M3kitError
 from m3kit.harness.cache import cache_scope, response_cache
-from m3kit.harness.dataset import sample_question
 from m3kit.harness.frames import (
     FramePolicy,
     SelectedFrame,
-    frame_policy_for,
     image_content,
-    policy_fingerprint,
     select_frames,
 )
-from m3kit.harness.prompts import build_prompt, frames_preamble
-from m3kit.harness.record import SampleRecord
 from m3kit.harness.sample_state import (
     answer_from_memory,
     fail,
     failure_reason,
     generate_answer,
-    model_args,
     passes_through,
-    resolve_memory,
+    save,
     timed,
 )
-from m3kit.harness.scorers import MEDIA_FAILURE
 from m3kit.paths import cache_dir
 from m3kit.schema import ImageRef, Question
+from m3kit.schema.evallog import (
+    MEDIA_FAILURE,
+    MEDIA_ROOT_KEY,
+    MEMORY_KEY,
+    SampleRecord,
+    sample_question,
+)
 
 if TYPE_CHECKING:
+    from inspect_ai.model import Content
     from inspect_ai.solver import Generate, Solver, TaskState
 
     from m3kit.media.store import FrameStore
-    from m3kit.memory.base import Memory, MemoryEvent
+    from m3kit.memory.base import Memory, MemoryAnswer, MemoryEvent
 
-__all__ = ["FrameSource", "direct_answer", "frame_events", "memory_answer"]
+__all__ = [
+    "FrameSource",
+    "MemoryExtra",
+    "MessageBuilder",
+    "direct_solver",
+    "frame_events",
+    "frames_message",
+    "memory_solver",
+    "source_frame_events",
+]
+
+# A benchmark's message for one sample: (content parts, images sent), given the state, the
+# question and the record (for timings). Media errors it raises (``M3kitError``, ``OSError``)
+# make the sample failed with ``MEDIA_FAILURE``.
+MessageBuilder = Callable[["TaskState", Question, SampleRecord],
+                          Awaitable[tuple["str | list[Content]", int]]]
+
+
+class MemoryExtra(Protocol):
+    """A benchmark's own sample-metadata entries for a memory answer: ``ingested`` false when
+    the ingest failed; ``answer`` the memory's answer once it answered."""
+
+    def __call__(self, state: TaskState, question: Question, answer: MemoryAnswer | None, *,
+                 ingested: bool) -> Mapping[str, Any]: ...
 
 
 class FrameSource:
-    """The frame store a task's samples share, opened on first use (in the eval's process)."""
+    """The frame store a task's samples share, opened on first use (in the eval's process), and
+    the task's frame policy per question."""
 
-    def __init__(self, root: str | Path | None = None, *, n: int | None = None,
-                 max_side: int | None = None, fps: float | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *,
+                 policy: Callable[[Question], FramePolicy]) -> None:
         # one store for every run of this user: frames are content-addressed
         self.root = Path(root) if root is not None else cache_dir() / "frames"
-        self.n = n
-        self.max_side = max_side
-        self.fps = fps
+        self.policy = policy
         self._store: FrameStore | None = None
-
-    def policy(self, question: Question) -> FramePolicy:
-        return frame_policy_for(question, self.n, max_side=self.max_side, fps=self.fps)
 
     def store(self) -> FrameStore:
         if self._store is None:
@@ -83,107 +110,122 @@ class FrameSource:
         )
 
 
-@solver
-def direct_answer(
-    frames: int | None = None,
-    max_side: int | None = None,
-    frame_store: str | None = None,
-    cache: bool = True,
-    fps: float | None = None,
-) -> Solver:
-    """Frames as images, then the M3Eval prompt, to the model under evaluation.
+async def frames_message(source: FrameSource, state: TaskState, question: Question,
+                         record: SampleRecord, *, preamble: Callable[[int], str],
+                         prompt: str) -> tuple[str | list[Content], int]:
+    """The question's frames (``preamble(count)`` first), then ``prompt``; plain text when no
+    frame is shown (text-only chat templates, llama.cpp's for one, join content parts as a
+    string). Records the frames shown."""
+    from inspect_ai.model import ContentText
 
-    ``frames``: frames per video (per clip for N-Back; default 96, 144 for repetition probes,
-    8 for N-Back; 0 for none), ``fps``: sample at this rate instead (``frames`` then caps the
-    count), ``max_side``: shrink frames to fit, ``frame_store``: the frame store directory,
-    ``cache``: the response cache.
-    """
-    source = FrameSource(frame_store, n=frames, max_side=max_side, fps=fps)
+    chosen = await timed(record, "frames",
+                         source.select(question, state.metadata.get(MEDIA_ROOT_KEY)))
+    images = await timed(record, "frames", image_content(chosen))
+    record.frames = [f.path for f in chosen]
+    record.frame_times = [f.time for f in chosen]
+    if not images:
+        return prompt, 0
+    content = [ContentText(text=preamble(len(images))), *images, ContentText(text=prompt)]
+    return content, len(images)
+
+
+def direct_solver(
+    message: MessageBuilder,
+    *,
+    cache: bool = True,
+    scope: Callable[[Question], Mapping[str, Any]] | None = None,
+    failure: str = MEDIA_FAILURE,
+) -> Solver:
+    """Ask the model under evaluation ``message(state, question, record)`` in one user message.
+    ``scope(question)``: what else shapes the answer (the frame policy...), for the response
+    cache; ``cache``: the response cache on or off; ``failure``: how the failure reason of a
+    sample whose message cannot be built (an ``M3kitError`` or ``OSError``) starts (unreadable
+    media, ``MEDIA_FAILURE``, unless the benchmark says otherwise)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        from inspect_ai.model import ChatMessageUser, ContentText
+        from inspect_ai.model import ChatMessageUser, get_model
 
         question = sample_question(state.metadata)
         record = SampleRecord()
         try:
-            chosen = await timed(
-                record, "frames", source.select(question, state.metadata.get("media_root"))
-            )
-            images = await timed(record, "frames", image_content(chosen))
+            content, images = await message(state, question, record)
         except (M3kitError, OSError) as exc:
-            return fail(state, record, f"{MEDIA_FAILURE} {failure_reason(exc)}")
-        record.frames = [f.path for f in chosen]
-        record.frame_times = [f.time for f in chosen]
-        prompt = build_prompt(question)
-        if images:
-            preamble = ContentText(text=frames_preamble(len(images)))
-            state.messages = [ChatMessageUser(
-                content=[preamble, *images, ContentText(text=prompt)]
-            )]
-        else:
-            # plain text, not a one-part list: text-only chat templates (llama.cpp's, for one)
-            # concatenate message content as a string
-            state.messages = [ChatMessageUser(content=prompt)]
-        scope = cache_scope(
-            model_args=model_args(), frames=policy_fingerprint(source.policy(question))
-        )
+            return fail(state, record, f"{failure} {failure_reason(exc)}")
+        state.messages = [ChatMessageUser(content=content)]
+        key = cache_scope(get_model(), **dict(scope(question) if scope else {}))
         return await generate_answer(state, generate, record,
-                                     cache=response_cache(cache, scope), images=len(images))
+                                     cache=response_cache(cache, key), images=images)
 
     return solve
 
 
-@solver
-def memory_answer(
-    memory: str | Memory,
-    memory_config: dict[str, Any] | None = None,
-    frames: int | None = None,
-    max_side: int | None = None,
-    frame_store: str | None = None,
+def memory_solver(
+    memory: Memory,
+    *,
+    events: Callable[[TaskState, Question, SampleRecord], Awaitable[list[MemoryEvent]]],
+    prompt: Callable[[TaskState, Question], str],
     cache: bool = True,
-    fps: float | None = None,
+    scope: Callable[[Question], Mapping[str, Any]] | None = None,
+    media_errors: bool = True,
+    extra: MemoryExtra | None = None,
 ) -> Solver:
-    """The question's video goes into ``memory`` (a name for ``make_memory`` with
-    ``memory_config``, or a ``Memory``) once per memory key; then the memory answers the M3Eval
-    prompt with the model under evaluation, seeing only what came before the question's time."""
-    mem = resolve_memory(memory, memory_config, none_hint="use direct_answer")
-    source = FrameSource(frame_store, n=frames, max_side=max_side, fps=fps)
+    """The sample's memory key (``MEMORY_KEY`` in its metadata, else the question id) is
+    ingested into ``memory`` once, from ``events(state, question, record)``; then ``memory``
+    answers ``prompt(state, question)`` with the model under evaluation, retrieving with the
+    bare question and seeing only what came before the question's time.
+
+    ``media_errors``: an ``M3kitError`` or ``OSError`` while the events are made is unreadable
+    media (``MEDIA_FAILURE``); otherwise every ingest error is a memory failure. ``extra``: the
+    benchmark's own metadata entries, saved with the record: ``ingested`` false when the ingest
+    failed, the memory's answer once it answered. ``scope``: as in ``direct_solver``.
+    """
     locks: dict[str, anyio.Lock] = {}
 
-    async def ingest(key: str, question: Question, media_root: str | None,
+    async def ingest(key: str, state: TaskState, question: Question,
                      record: SampleRecord) -> None:
-        # One lock per key: the first sample of a key selects the frames and builds the index,
+        # One lock per key: the first sample of a key makes the events and builds the index,
         # the others wait and find it built.
         async with locks.setdefault(key, anyio.Lock()):
-            if mem.is_ingested(key):
+            if memory.is_ingested(key):
                 return
-            chosen = await timed(
-                record, "frames", source.select(question, media_root, causal=False)
-            )
-            await timed(record, "ingest", mem.ingest(key, frame_events(key, chosen)))
+            stream = await events(state, question, record)
+            await timed(record, "ingest", memory.ingest(key, stream))
+
+    def entries(state: TaskState, question: Question, result: MemoryAnswer | None, *,
+                ingested: bool = True) -> dict[str, Any]:
+        if extra is None:
+            return {}
+        return dict(extra(state, question, result, ingested=ingested))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         question = sample_question(state.metadata)
-        key = str(state.metadata.get("memory_key") or question.id)
-        record = SampleRecord(memory=mem.name)
+        key = str(state.metadata.get(MEMORY_KEY) or question.id)
+        record = SampleRecord(memory=memory.name)
         try:
-            await ingest(key, question, state.metadata.get("media_root"), record)
+            await ingest(key, state, question, record)
         except (M3kitError, OSError) as exc:
-            return fail(state, record, f"{MEDIA_FAILURE} {failure_reason(exc)}")
+            failed = entries(state, question, None, ingested=False)
+            if media_errors:
+                return fail(state, record, f"{MEDIA_FAILURE} {failure_reason(exc)}", failed)
+            return fail(state, record, f"memory ingest: {failure_reason(exc)}", failed)
         except Exception as exc:
             if passes_through(exc):
                 raise
-            return fail(state, record, f"memory ingest: {failure_reason(exc)}")
-        scope = cache_scope(
-            model_args=model_args(),
-            memory={"name": mem.name, **mem.config()},
-            frames=policy_fingerprint(source.policy(question)),
+            return fail(state, record, f"memory ingest: {failure_reason(exc)}",
+                        entries(state, question, None, ingested=False))
+        from inspect_ai.model import get_model
+
+        key_scope = cache_scope(
+            get_model(), memory={"name": memory.name, **memory.config()},
+            **dict(scope(question) if scope else {}),
         )
-        # the memory retrieves with the bare question; the model still gets the whole prompt
-        state, _ = await answer_from_memory(
-            state, record, mem, key, build_prompt(question), query=question.text,
-            time=question.time, cache=response_cache(cache, scope),
+        state, result = await answer_from_memory(
+            state, record, memory, key, prompt(state, question), query=question.text,
+            time=question.time, cache=response_cache(cache, key_scope),
+            extra=entries(state, question, None),
         )
+        if result is not None and extra is not None:
+            save(state, record, entries(state, question, result))
         return state
 
     return solve
@@ -205,3 +247,11 @@ def frame_events(key: str, chosen: list[SelectedFrame]) -> list[MemoryEvent]:
         for f in ordered
     ]
 
+
+async def source_frame_events(source: FrameSource, key: str, state: TaskState,
+                              question: Question, record: SampleRecord) -> list[MemoryEvent]:
+    """Every frame the policy picks from the question's videos, before any cut (the memory
+    cuts at answer time), as ``frame`` events for ``key``."""
+    chosen = await timed(record, "frames", source.select(
+        question, state.metadata.get(MEDIA_ROOT_KEY), causal=False))
+    return frame_events(key, chosen)

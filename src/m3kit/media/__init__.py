@@ -2,7 +2,7 @@
 
 from m3kit.media.decode import DecodePlan, DecodeStats, VideoDecoder, decode_frames, plan_decode
 from m3kit.media.index import VideoIndex
-from m3kit.media.probe import VideoInfo, probe
+from m3kit.media.info import VideoInfo, video_info
 from m3kit.media.resize import Resize
 from m3kit.media.sampling import (
     POLICIES,
@@ -29,8 +29,8 @@ __all__ = [
     "decode_frames",
     "fps_indices",
     "plan_decode",
-    "probe",
     "sample_indices",
     "uniform_indices",
     "uniform_inner_indices",
+    "video_info",
 ]

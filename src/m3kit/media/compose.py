@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 
 from m3kit.errors import CompositionError
+from m3kit.media.container import check_video_path
 from m3kit.media.decode import VideoDecoder
 from m3kit.schema.probe import (
+    SIDE_ORDER,
     FrameTile,
     ProbeFrame,
     ProbeKind,
@@ -52,7 +54,11 @@ SourceLike = str | os.PathLike[str] | ProbeSource
 _EPS = 1e-6
 # A span may end this far after the measured duration (container round-off) and still be valid.
 _END_SLACK = 1e-3
-_SIDE_ORDER = {"left": 0, "right": 1, "full": 2}
+# Highest output rate: the fastest common capture rate; models sample far below it.
+MAX_PROBE_FPS = 240.0
+# Most output frames one probe may have: two hours at 30 fps. The manifest keeps a record per
+# frame (about 2.6 kB for a split screen in memory), so this bounds it near 0.6 GB.
+MAX_PROBE_FRAMES = 216_000
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,7 @@ def split_screen(
             )
         length = min(float(duration), length)
     n = _frames(length, rate)
+    _check_frame_count(n, rate)
     if n < swaps + 1:
         raise CompositionError(
             f"{swaps} swaps need at least {swaps + 1} output frames, the probe has {n}",
@@ -195,6 +202,7 @@ def interleave(
     opened, ids = _resolve([a, b])
     rate = _rate(fps, opened.values())
     cuts: dict[str, list[int]] = {}
+    _check_frame_count(sum(src.frame_count(rate) for src in opened.values()), rate)
     for src in opened.values():
         total = src.frame_count(rate)
         if total < segments:
@@ -273,6 +281,8 @@ def _resolve(items: Sequence[SourceLike]) -> tuple[dict[str, _Source], list[str]
     opened: dict[str, _Source] = {}
     ids: list[str] = []
     for spec, is_explicit in zip(specs, explicit):
+        # A missing file, a symbolic link loop or a directory is named before it is resolved.
+        check_video_path(spec.path)
         key = (str(Path(spec.path).resolve()), spec.start, spec.end, spec.id if is_explicit else None)
         if key in by_key:
             ids.append(by_key[key])
@@ -336,8 +346,19 @@ def _rate(fps: float | None, sources: Any) -> float:
         fps = max(s.spec.fps or 0.0 for s in sources)
     if not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps <= 0:
         raise CompositionError(f"fps must be a positive number, got {fps!r}", field="fps")
+    if fps > MAX_PROBE_FPS:
+        raise CompositionError(f"fps must be at most {MAX_PROBE_FPS:g}, got {fps!r}", field="fps")
     # Measured rates carry round-off (24.99999); the encoder stores rates as small fractions.
     return float(Fraction(float(fps)).limit_denominator(1001))
+
+
+def _check_frame_count(n: int, rate: float) -> None:
+    if n > MAX_PROBE_FRAMES:
+        raise CompositionError(
+            f"the probe would have {n} output frames ({n / rate:.0f} s at {rate:g} fps), more "
+            f"than the {MAX_PROBE_FRAMES} a probe may have: shorten the sources or lower --fps",
+            field="fps",
+        )
 
 
 def _frames(seconds: float, rate: float) -> int:
@@ -407,6 +428,7 @@ def _manifest(
     params: dict[str, Any] | None = None,
 ) -> ProbeManifest:
     """Turn blocks into per-frame provenance and segment records."""
+    _check_frame_count(n_frames, rate)
     tiles: list[list[FrameTile]] = [[] for _ in range(n_frames)]
     segments: list[ProbeSegment] = []
     for blk in blocks:
@@ -432,10 +454,10 @@ def _manifest(
         ))
     frames = [
         ProbeFrame(index=j, time=round(j / rate, 6),
-                   tiles=sorted(ts, key=lambda t: _SIDE_ORDER[t.side]))
+                   tiles=sorted(ts, key=lambda t: SIDE_ORDER[t.side]))
         for j, ts in enumerate(tiles)
     ]
-    segments.sort(key=lambda s: (s.segment, _SIDE_ORDER[s.side]))
+    segments.sort(key=lambda s: (s.segment, SIDE_ORDER[s.side]))
     recipe = ProbeRecipe(
         kind=kind, sources=[s.spec for s in sources.values()], order=order, swaps=swaps,
         swap_times=swap_times or [], segments_per_source=segments_per_source, fps=rate,

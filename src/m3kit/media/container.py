@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 import av
@@ -20,19 +22,43 @@ READ_TIMEOUT_S = 30.0
 
 
 def check_video_path(path: str | Path) -> Path:
-    """Resolve ``path`` and refuse what cannot be a video file before FFmpeg sees it."""
+    """Resolve ``path`` and refuse what cannot be a video file before FFmpeg sees it.
+
+    Each refusal says what the path is: missing, a symbolic link loop, a link to nothing, a
+    directory, not a regular file, empty, unreadable.
+    """
     p = Path(path)
-    if not p.exists():
-        raise MediaNotFoundError("no such file", path=p)
-    if p.is_dir():
+    try:
+        info = os.stat(p)
+    except ValueError:  # a NUL byte: no file system path can hold one
+        raise MediaError("is not a valid path (it contains a NUL byte)", path=p) from None
+    except OSError as exc:
+        raise _stat_error(p, exc) from None
+    if stat.S_ISDIR(info.st_mode):
         raise NotAVideoError("is a directory, not a video file", path=p)
-    if not p.is_file():
+    if not stat.S_ISREG(info.st_mode):
         raise NotAVideoError("is not a regular file", path=p)
-    if p.stat().st_size == 0:
+    if info.st_size == 0:
         raise NotAVideoError("is an empty file (0 bytes)", path=p)
     if not os.access(p, os.R_OK):
         raise MediaError("is not readable (permission denied)", path=p)
     return p
+
+
+def _stat_error(path: Path, exc: OSError) -> MediaError:
+    """The typed error for a path that cannot be looked up."""
+    if exc.errno == errno.ELOOP:
+        return MediaError("is a symbolic link loop (too many levels of symbolic links)",
+                          path=path)
+    if exc.errno == errno.ENOENT:
+        if path.is_symlink():
+            return MediaNotFoundError(
+                f"is a symbolic link to a missing file ({os.readlink(path)})", path=path
+            )
+        return MediaNotFoundError("no such file", path=path)
+    if exc.errno == errno.ENOTDIR:
+        return MediaNotFoundError("no such file (a parent is not a directory)", path=path)
+    return MediaError(f"cannot be looked up ({exc.strerror or exc})", path=path)
 
 
 def open_video(path: str | Path) -> tuple[av.container.InputContainer, av.video.stream.VideoStream]:

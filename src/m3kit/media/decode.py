@@ -14,6 +14,7 @@ other frame.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,18 +26,27 @@ import av.error
 import numpy as np
 
 from m3kit.errors import CorruptMediaError, DecodeTimeoutError, SamplingError
+from m3kit.media.budget import check_frames_fit
 from m3kit.media.container import check_not_still, open_video
 from m3kit.media.index import VideoIndex, scan_index
-from m3kit.media.probe import VideoInfo, info_from_index
+from m3kit.media.info import VideoInfo, info_from_index
 from m3kit.media.resize import Resize
 
 # A seek costs about as much as decoding this many frames (demuxer reset, decoder flush, threads
 # refilling). Measured on 720p H.264 with 2 cores; it only shifts the seek/continue break-even.
 SEEK_COST_FRAMES = 12
-# Time bound of one request: a fixed allowance plus a floor decode speed far below any real decoder.
+# Time bound of one request: a fixed allowance plus a floor decode speed far below any real decoder
+# (per frame of up to 1920x1080; larger frames get proportionally more).
 BASE_TIMEOUT_S = 30.0
 PER_FRAME_TIMEOUT_S = 0.02
+TIMEOUT_REFERENCE_PIXELS = 1920 * 1080
+# Frame threading keeps a frame in flight per thread; past this many bytes in flight (8000x8000
+# on 3 threads: 288 MB) the decoder uses slice threads, which hold no extra frame.
+FRAME_THREADS_MAX_BYTES = 256 * 2**20
 
+# Frames a decoder may hold back for reordering (H.264 allows 16 in its picture buffer): how far
+# past a refused packet a damaged frame is looked for.
+_REORDER_SLACK = 17
 _SOUGHT = -2
 _DRAINED = -3
 
@@ -197,6 +207,17 @@ class VideoDecoder:
     def times(self) -> np.ndarray:
         return self.index.times
 
+    @property
+    def frame_size(self) -> tuple[int, int]:
+        """``(width, height)`` of the decoded frames, from the stream header."""
+        cc = self._stream.codec_context
+        return int(cc.width or self._stream.width or 0), int(cc.height or self._stream.height or 0)
+
+    def output_size(self, resize: Resize | None) -> tuple[int, int]:
+        """``(width, height)`` of the frames ``get_frames`` returns with ``resize``."""
+        width, height = self.frame_size
+        return (width, height) if resize is None else resize.size_for(width, height)
+
     # -- access -----------------------------------------------------------------------------------
 
     def get_frames(
@@ -205,12 +226,18 @@ class VideoDecoder:
         *,
         resize: Resize | None = None,
         on_frame: Callable[[int], None] | None = None,
+        memory_budget: int | None = None,
     ) -> list[np.ndarray]:
         """RGB ``uint8`` arrays (H, W, 3) for ``indices``, in the order asked (repeats allowed).
 
-        ``on_frame(index)`` is called as each distinct frame is ready (for progress bars).
+        ``on_frame(index)`` is called as each distinct frame is ready (for progress bars). A
+        request whose frames cannot all be held in ``memory_budget`` bytes (default: half the
+        usable memory) is refused before decoding (``MediaTooLargeError``); ``iter_frames``
+        holds one frame at a time.
         """
         wanted = self._validate(indices)
+        check_frames_fit(len(set(wanted)), self.output_size(resize), self.frame_size,
+                         budget_bytes=memory_budget, path=self.path)
         out: dict[int, np.ndarray] = {}
         for i, frame in self.iter_frames(wanted):
             out[i] = frame_to_rgb(frame, resize)
@@ -231,7 +258,9 @@ class VideoDecoder:
         self.last_stats = stats
         budget = self.timeout_s
         if budget is None:
-            budget = BASE_TIMEOUT_S + PER_FRAME_TIMEOUT_S * (plan.estimated_frames + len(wanted))
+            width, height = self.frame_size
+            per_frame = PER_FRAME_TIMEOUT_S * max(1.0, width * height / TIMEOUT_REFERENCE_PIXELS)
+            budget = BASE_TIMEOUT_S + per_frame * (plan.estimated_frames + len(wanted))
         clock = _DecodeClock(budget, self.path)
         if not self.index.has_timestamps:
             yield from self._count_frames(wanted, stats, clock)
@@ -254,7 +283,9 @@ class VideoDecoder:
 
     def _configure_codec(self) -> None:
         cc = self._stream.codec_context
-        cc.thread_type = "AUTO"
+        threads = self._threads or (os.cpu_count() or 1) + 1  # FFmpeg's automatic count
+        in_flight = (cc.width or 0) * (cc.height or 0) * 3 // 2 * threads  # yuv420p frames
+        cc.thread_type = "SLICE" if in_flight > FRAME_THREADS_MAX_BYTES else "AUTO"
         cc.thread_count = self._threads
 
     def _reopen(self) -> None:
@@ -326,6 +357,35 @@ class VideoDecoder:
                 self._seek(earlier)
                 seek_to = earlier
 
+    def _first_undecodable(self, good: int, failed_at: int | None) -> int:
+        """The first frame after ``good`` (a frame that decoded; -1: none known) that a plain
+        sequential decode fails on: decoded again from ``good``'s keyframe in a fresh container,
+        nothing skipped, up to a little past ``failed_at`` (the frame whose packet the decoder
+        refused). ``good + 1`` when the failure does not recur there."""
+        start = int(self.index.gop_starts(np.asarray([max(good, 0)]))[0])
+        stop = min(len(self.index) - 1,
+                   max(good, failed_at if failed_at is not None else start) + _REORDER_SLACK)
+        container, stream = open_video(self.path)
+        last = start - 1
+        try:
+            cc = stream.codec_context
+            cc.thread_type, cc.thread_count = self._stream.codec_context.thread_type, self._threads
+            if start > 0:
+                container.seek(int(self.index.pts[start]), stream=stream, backward=True,
+                               any_frame=False)
+            for packet in container.demux(stream):
+                for frame in cc.decode(packet):
+                    i = self._pts_to_index.get(frame.pts if frame.pts is not None else -1)
+                    if i is not None:
+                        last = max(last, i)
+                if last >= stop:
+                    break
+        except av.error.FFmpegError:
+            return last + 1
+        finally:
+            container.close()
+        return good + 1
+
     def _keyframe_before(self, index: int) -> int | None:
         keys = self.index.keyframe_indices
         earlier = keys[keys < index]
@@ -338,8 +398,10 @@ class VideoDecoder:
         cc = self._stream.codec_context
         target_pts = {int(self.index.pts[t]) for t in targets}
         skip = self.skip_nonref
+        packet_pts: int | None = None
         try:
             for packet in self._container.demux(self._stream):
+                packet_pts = packet.pts if packet.pts is not None else packet_pts
                 if skip and packet.pts is not None:
                     cc.skip_frame = "DEFAULT" if packet.pts in target_pts else "NONREF"
                 elif skip:
@@ -362,10 +424,14 @@ class VideoDecoder:
         except av.error.EOFError:
             self._position = _DRAINED
         except av.error.FFmpegError as exc:
-            raise CorruptMediaError(
-                f"decoding failed after frame {self._position} ({_ffmpeg_reason(exc)})",
-                path=self.path, record=f"frame {max(self._position + 1, 0)}",
-            ) from None
+            # With frames skipped, or just after a seek, the last frame out is not the last good
+            # one: find the first frame a plain sequential decode cannot produce, the index
+            # every verb reports.
+            good = self._position if self._position >= 0 else -1
+            exact = not skip and self._position >= -1
+            failed_at = self._pts_to_index.get(packet_pts if packet_pts is not None else -1)
+            bad = good + 1 if exact else self._first_undecodable(good, failed_at)
+            raise damaged_frame_error(self.path, bad, _ffmpeg_reason(exc)) from None
         finally:
             if skip:
                 cc.skip_frame = "DEFAULT"
@@ -394,10 +460,7 @@ class VideoDecoder:
                 if stats.packets % 64 == 0:
                     clock.check()
         except av.error.FFmpegError as exc:
-            raise CorruptMediaError(
-                f"decoding failed after frame {count} ({_ffmpeg_reason(exc)})",
-                path=self.path, record=f"frame {count + 1}",
-            ) from None
+            raise damaged_frame_error(self.path, count + 1, _ffmpeg_reason(exc)) from None
         if remaining:
             raise CorruptMediaError(
                 f"frame {min(remaining)} never came out of the decoder", path=self.path,
@@ -422,6 +485,14 @@ def decode_frames(
     """Open ``path``, return the frames at ``indices`` (RGB uint8), close."""
     with VideoDecoder(path) as decoder:
         return decoder.get_frames(indices, resize=resize)
+
+
+def damaged_frame_error(path: str | Path, index: int, reason: str) -> CorruptMediaError:
+    """The error for a stream whose frame ``index`` does not decode (frames before it do)."""
+    index = max(index, 0)
+    before = f"; frames 0..{index - 1} decode" if index else ""
+    return CorruptMediaError(f"does not decode ({reason}){before}", path=path,
+                             record=f"frame {index}")
 
 
 def frame_to_rgb(frame: av.VideoFrame, resize: Resize | None = None) -> np.ndarray:

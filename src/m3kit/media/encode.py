@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import Self
@@ -12,6 +10,7 @@ import av
 import numpy as np
 
 from m3kit.errors import MediaError
+from m3kit.files import commit_temp, new_temp_beside
 
 
 class VideoWriter:
@@ -39,10 +38,7 @@ class VideoWriter:
             raise MediaError(f"H.264 needs an even frame size, got {width}x{height}", path=path)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.stem}.", suffix=".part.mp4",
-                                   dir=self.path.parent)
-        os.close(fd)
-        self._tmp = Path(tmp)
+        self._tmp = new_temp_beside(self.path)
         self.width, self.height = width, height
         self.frames_written = 0
         rate = Fraction(fps).limit_denominator(1001)
@@ -76,9 +72,7 @@ class VideoWriter:
         for packet in self._stream.encode(None):
             self._container.mux(packet)
         self._container.close()
-        os.chmod(self._tmp, 0o644)  # mkstemp makes files private; a video is an ordinary file
-        os.replace(self._tmp, self.path)
-        return self.path
+        return commit_temp(self._tmp, self.path)
 
     def abort(self) -> None:
         try:

@@ -8,10 +8,12 @@ where without trusting any metadata.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
+from m3kit.errors import MediaRequestError
 from m3kit.media.encode import VideoWriter
 
 CODE_BITS = 20  # up to ~1M frames: a 60-minute video at 25 fps is 90 000
@@ -79,8 +81,25 @@ def write_pattern_video(
     crf: int = 23,
     preset: str = "veryfast",
 ) -> Path:
-    """Encode a pattern video of ``seconds`` at ``fps`` to ``path`` (H.264 in mp4)."""
+    """Encode a pattern video of ``seconds`` at ``fps`` to ``path`` (H.264 in mp4).
+
+    Out-of-range settings are refused with a ``MediaRequestError`` naming the field: a rate or
+    length that is not a positive number, a size or keyframe interval under 1, more frames than
+    the frame code can number (2**CODE_BITS).
+    """
+    for field, value in (("fps", fps), ("seconds", seconds)):
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise MediaRequestError(f"must be a positive number, got {value!r}", path=path,
+                                    field=field)
+    for field, count in (("width", width), ("height", height), ("keyint", keyint)):
+        if count < 1:
+            raise MediaRequestError(f"must be at least 1, got {count}", path=path, field=field)
     frames = max(1, round(seconds * fps))
+    if frames > 2**CODE_BITS:
+        raise MediaRequestError(
+            f"{seconds} s at {fps} fps is {frames} frames; a pattern video holds at most "
+            f"{2**CODE_BITS} (its frame code has {CODE_BITS} bits)", path=path, field="seconds",
+        )
     with VideoWriter(path, width, height, fps, crf=crf, preset=preset, keyint=keyint,
                      bframes=bframes) as writer:
         for i in range(frames):

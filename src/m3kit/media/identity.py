@@ -5,6 +5,10 @@ sha256 over the file size and its first, middle and last MiB (the whole file whe
 A copy or a rename keeps the identity; re-encoding, trimming or appending changes the size or the
 sampled bytes. What it cannot see is an edit of the same length that touches none of the sampled
 blocks, which real media edits (re-muxing, re-encoding, cutting) do not produce.
+
+``file_stamp`` is the cheaper, weaker key for caches of derived files (rendered PDF pages,
+captions a model wrote about a video): the resolved path, the size and the modification time,
+read without opening the file. A copy elsewhere gets a new stamp; a rewrite in place does too.
 """
 
 from __future__ import annotations
@@ -19,6 +23,13 @@ from m3kit.errors import MediaError, MediaNotFoundError
 BLOCK = 1 << 20  # bytes sampled at the start, the middle and the end
 # Bump when the fingerprint changes: identities of different versions must never collide.
 IDENTITY_VERSION = b"m3kit-identity-v1"
+
+
+def file_stamp(path: str | Path) -> tuple[str, int, int]:
+    """``(resolved path, size, modification time in ns)`` of ``path`` (see the module docstring)."""
+    p = Path(path).resolve()
+    st = _stat_file(p)
+    return p.as_posix(), st.st_size, st.st_mtime_ns
 
 
 def file_identity(path: str | Path) -> str:

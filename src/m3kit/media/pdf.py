@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from m3kit.errors import CorruptMediaError, MediaError, MediaNotFoundError
+from m3kit.files import atomic_file
+from m3kit.paths import cache_dir
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -32,6 +34,7 @@ __all__ = [
     "PdfPageError",
     "pdf_page_count",
     "pdf_page_text",
+    "pdf_pages_dir",
     "render_pdf_page",
     "render_pdf_page_file",
     "write_text_pdf",
@@ -112,33 +115,41 @@ def render_pdf_page(path: str | Path, page: int, dpi: int = PDF_DPI) -> Image:
         return image
 
 
+def pdf_pages_dir() -> Path:
+    """Where rendered pages are kept unless a caller names a folder: ``<cache_dir>/pdf_pages``."""
+    return cache_dir() / "pdf_pages"
+
+
 def render_pdf_page_file(
-    path: str | Path, page: int, directory: str | Path, dpi: int = PDF_DPI
+    path: str | Path, page: int, directory: str | Path | None = None, dpi: int = PDF_DPI
 ) -> Path:
     """Render 0-based ``page`` at ``dpi`` to a PNG file in ``directory`` and return its path.
 
-    The file name is a hash of the PDF's identity (resolved path, size, modification time), the
-    page and the dpi, so a page is rendered once and a changed PDF gets a new file. Model
-    providers and OCR read images by path, which is why pages are materialised at all.
+    ``directory`` defaults to ``pdf_pages_dir()``. The file name is a hash of the PDF's
+    ``file_stamp`` (resolved path, size, modification time), the page and the dpi, so a page is rendered once,
+    a changed PDF gets a new file, and one folder serves every caller and process. The PNG is
+    written atomically. Model providers and OCR read images by path, which is why pages are
+    materialised at all.
     """
     import hashlib
 
+    from m3kit.media.identity import file_stamp
+
     p = Path(path)
     try:
-        stat = p.resolve().stat()
-    except FileNotFoundError:
+        resolved, size, mtime_ns = file_stamp(p)
+    except MediaNotFoundError:
         raise MediaNotFoundError("no such PDF file", path=p) from None
-    ident = f"{p.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{page}|{dpi}"
-    out_dir = Path(directory)
+    ident = f"{resolved}|{size}|{mtime_ns}|{page}|{dpi}"
+    out_dir = Path(directory) if directory is not None else pdf_pages_dir()
     target = out_dir / f"{hashlib.sha256(ident.encode()).hexdigest()[:24]}.png"
     if target.is_file():
         return target
     image = render_pdf_page(p, page, dpi=dpi)
     out_dir.mkdir(parents=True, exist_ok=True)
-    # Write then rename: a concurrent reader never sees a half-written PNG.
-    partial = target.with_suffix(f".{threading.get_ident()}.tmp")
-    image.save(partial, format="PNG")
-    partial.replace(target)
+    # A concurrent reader never sees a half-written PNG.
+    with atomic_file(target, "wb") as fh:
+        image.save(fh, format="PNG")
     return target
 
 

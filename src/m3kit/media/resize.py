@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from m3kit.errors import MediaRequestError
 
 
 class Resize(BaseModel):
@@ -41,6 +43,26 @@ class Resize(BaseModel):
             scale = self.max_side / max(width, height)
             return max(1, round(width * scale)), max(1, round(height * scale))
         return width, height
+
+
+def resize_for(
+    *, max_side: int | None = None, width: int | None = None, height: int | None = None
+) -> Resize | None:
+    """The ``Resize`` for command-line style arguments (None: keep the size), or a
+    ``MediaRequestError`` naming the bad field: every verb refuses a size of 0 or less alike."""
+    if max_side is None and width is None and height is None:
+        return None
+    try:
+        return Resize(max_side=max_side, width=width, height=height)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else None
+        value = {"max_side": max_side, "width": width, "height": height}.get(field or "")
+        if error["type"] == "greater_than":
+            reason = f"must be a positive number of pixels, got {value}"
+        else:
+            reason = str(error["msg"]).removeprefix("Value error, ")
+        raise MediaRequestError(reason, field=field) from None
 
 
 def resize_key(resize: Resize | None) -> str:

@@ -22,11 +22,16 @@ from m3kit.errors import SamplingError
 SamplingPolicy = Literal["uniform", "uniform_inner", "fps"]
 POLICIES: tuple[str, ...] = ("uniform", "uniform_inner", "fps")
 DEFAULT_N: dict[str, int] = {"uniform": 96, "uniform_inner": 64}
+# Highest rate the fps policy accepts: above any recorded frame rate, and it bounds the instants
+# a request enumerates (one hour at this rate: 3.6 million).
+MAX_SAMPLING_FPS = 1000.0
 
 
 def uniform_indices(num_frames: int, n: int) -> list[int]:
     """``round(linspace(0, N-1, n))`` plus ``N-1`` if missing; sorted, without repeats."""
     _check_counts(num_frames, n)
+    if n >= num_frames:  # a step of at most one frame: every frame (and no n-sized array)
+        return list(range(num_frames))
     picks = np.rint(np.linspace(0, num_frames - 1, n)).astype(np.int64)
     out = sorted(set(picks.tolist()))
     if out[-1] != num_frames - 1:
@@ -40,6 +45,8 @@ def uniform_inner_indices(num_frames: int, n: int) -> list[int]:
     When n >= N the points repeat; repeats are kept once (a frame is a frame).
     """
     _check_counts(num_frames, n)
+    if n >= num_frames:  # steps under one frame from 0 to N-1: every frame, without n steps
+        return list(range(num_frames))
     return sorted({(i * num_frames) // (n + 1) for i in range(1, n + 1)})
 
 
@@ -54,6 +61,8 @@ def fps_indices(times: Sequence[float] | np.ndarray, rate: float, max_frames: in
         raise SamplingError("the video has no frames to sample")
     if not np.isfinite(rate) or rate <= 0:
         raise SamplingError(f"fps must be a positive number, got {rate}", field="fps")
+    if rate > MAX_SAMPLING_FPS:
+        raise SamplingError(f"fps must be at most {MAX_SAMPLING_FPS:g}, got {rate}", field="fps")
     if max_frames is not None and max_frames <= 0:
         raise SamplingError(f"max_frames must be positive, got {max_frames}", field="max_frames")
     span = ts[-1] - ts[0]

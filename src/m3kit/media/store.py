@@ -14,6 +14,14 @@ or none. Every change that moves or deletes stored images (recording new ones, e
 inside one SQLite write transaction, so the recorded sizes always describe the files on disk.
 Readers take no lock: a file evicted or damaged under them is a miss and is decoded again.
 
+A writer killed mid-way leaves temporary files, or images moved into place whose rows its
+transaction never committed; both would sit outside the budget forever. Every open reconciles
+the folder with the database under the write lock: temporary files are deleted when no other
+process has the store open (each open instance holds a shared ``flock`` on ``store.lock``; an
+open that gets it exclusively knows every temporary file is a dead writer's) or when they are
+older than ``STALE_TEMP_S``; complete images without a row are adopted into the budget as least
+recently used (damaged ones deleted); rows whose file is gone are dropped.
+
 With ``image_format="jpeg"`` the stored copy is lossy: a miss returns the decoded frame, a later
 hit returns the stored JPEG, which differs from it slightly. ``png`` stores frames exactly.
 The root must be on a local file system (SQLite's WAL mode needs shared memory).
@@ -24,12 +32,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import sqlite3
-import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +47,18 @@ import numpy as np
 from PIL import Image
 
 from m3kit.errors import FrameStoreError
+from m3kit.files import atomic_file, commit_temp, is_temp_name, new_temp_beside
+from m3kit.media.budget import check_frames_fit
 from m3kit.media.container import open_video
 from m3kit.media.decode import VideoDecoder, frame_to_rgb
 from m3kit.media.identity import IdentityCache
 from m3kit.media.index import VideoIndex, scan_index
 from m3kit.media.resize import Resize, resize_key
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 ImageFormat = Literal["jpeg", "png"]
 
@@ -55,14 +70,20 @@ BUSY_TIMEOUT_S = 60.0
 SCHEMA_VERSION = 1
 # Part of every key: bump when the stored bytes for a key would change meaning.
 KEY_VERSION = "m3kit-frame-v1"
-# Temporary files older than this belong to a writer that died; ``clear`` removes them.
+# Temporary files older than this belong to a writer that died, even while other processes
+# have the store open; ``clear`` and every open remove them.
 STALE_TEMP_S = 3600.0
+# Bytes of decoded frames waiting for the image encoder: a large frame (8000x8000 RGB is 192 MB)
+# is encoded before the next one is decoded.
+MAX_PENDING_BYTES = 128 * 2**20
 # Threads that encode and decode images; more than the cores only adds contention.
 MAX_WORKERS = 16
 # SQLite caps the number of bound parameters per statement (999 in old builds).
 _SQL_CHUNK = 500
-_TEMP_PREFIX = ".tmp-"
 _EXTENSIONS: dict[str, str] = {"jpeg": ".jpg", "png": ".png"}
+_PIL_FORMAT_OF: dict[str, str] = {".jpg": "JPEG", ".png": "PNG"}
+_FRAME_NAME = re.compile(r"[0-9a-f]{64}\.(?:jpg|png)")
+_LOCK_NAME = "store.lock"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS frames (
@@ -108,6 +129,11 @@ class StoreStats:
     decode_passes: int = 0  # VideoDecoder passes (at most one per video per call)
     evicted: int = 0
     bytes_written: int = 0
+    # What the open found left by writers that died (see the module docstring).
+    orphans_removed: int = 0  # temporary files deleted
+    orphans_adopted: int = 0  # complete images without a row, now recorded (in the budget)
+    orphan_bytes: int = 0  # bytes of both
+    rows_dropped: int = 0  # rows whose image was gone
 
 
 @dataclass
@@ -182,8 +208,13 @@ class FrameStore:
         # Handles inherited through fork: closing them in the child could disturb the parent's
         # locks, so they are kept referenced and never used.
         self._inherited: list[object] = []
+        self._holder: int | None = None  # descriptor holding the shared flock on store.lock
         _prepare_root(self.root, (self._frames_dir, self._index_dir))
+        alone = self._hold_store(try_alone=True)
         self._ensure_process()
+        self._reclaim_orphans(alone)
+        if alone:
+            _flock(self._holder, shared=True)
 
     # -- public API --------------------------------------------------------------------------------
 
@@ -212,19 +243,31 @@ class FrameStore:
         return [[found[name] for name in k.names] for k in keyed]
 
     def get_paths(
-        self, video: str | Path, indices: Sequence[int], resize: Resize | None = None
+        self,
+        video: str | Path,
+        indices: Sequence[int],
+        resize: Resize | None = None,
+        *,
+        on_frame: Callable[[int], None] | None = None,
     ) -> list[Path]:
         """Paths of the stored images of ``video`` at ``indices``, storing missing ones first.
 
         Hits are checked against the recorded sizes, not decoded. The paths stay valid until
-        the images are evicted (this call never evicts its own images).
+        the images are evicted (this call never evicts its own images). No decoded frame is
+        kept: memory holds about one frame at a time. ``on_frame(index)`` is called once per
+        distinct index as it is found or stored (for progress bars).
         """
         self._ensure_process()
         keyed = self._keyed(FrameRequest(video, tuple(indices), resize))
-        present = self._present_and_touch(list(dict.fromkeys(keyed.names)))
+        present = set(self._present_and_touch(list(dict.fromkeys(keyed.names))))
         self.stats.hits += len(present)
-        for want in self._missing([keyed], set(present)):
-            self._decode_and_store(want, keep=False, protect=frozenset(keyed.names))
+        if on_frame is not None:
+            for index in dict.fromkeys(i for i, name in zip(keyed.request.indices, keyed.names)
+                                       if name in present):
+                on_frame(index)
+        for want in self._missing([keyed], present):
+            self._decode_and_store(want, keep=False, protect=frozenset(keyed.names),
+                                   on_frame=on_frame)
         return [self._path_of(name) for name in keyed.names]
 
     def index_for(self, video: str | Path) -> VideoIndex:
@@ -290,6 +333,9 @@ class FrameStore:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._holder is not None:
+            os.close(self._holder)  # a forked child holding a copy keeps the lock held
+            self._holder = None
         self._pid = None
 
     def __enter__(self) -> Self:
@@ -374,38 +420,57 @@ class FrameStore:
     # -- decoding and writing ----------------------------------------------------------------------
 
     def _decode_and_store(
-        self, want: _VideoWants, *, keep: bool, protect: frozenset[str]
+        self,
+        want: _VideoWants,
+        *,
+        keep: bool,
+        protect: frozenset[str],
+        on_frame: Callable[[int], None] | None = None,
     ) -> dict[str, np.ndarray]:
         """Decode the wanted frames of one video in one pass, store them, return them if ``keep``.
 
         Images are encoded on worker threads while the decoder goes on (Pillow releases the GIL),
-        then all are moved into place and recorded in one transaction.
+        then all are moved into place and recorded in one transaction. Frames kept for the
+        caller must fit the memory budget (``MediaTooLargeError`` before decoding).
         """
         index = self._load_index(want.identity, want.path)
         decoder = VideoDecoder(want.path, index=index)
         arrays: dict[str, np.ndarray] = {}
-        pending: deque[Future[_Written]] = deque()
+        pending: deque[tuple[Future[_Written], int]] = deque()
+        pending_bytes = 0
         written: list[_Written] = []
         try:
             if index is None:
                 self._save_index(want.identity, decoder.index)
+            if keep:
+                sizes = [decoder.output_size(r) for rs in want.frames.values() for r, _ in rs]
+                check_frames_fit(len(sizes), max(sizes, key=lambda wh: wh[0] * wh[1]),
+                                 decoder.frame_size, path=want.path)
             try:
                 for i, frame in decoder.iter_frames(sorted(want.frames)):
                     for resize, name in want.frames[i]:
                         rgb = frame_to_rgb(frame, resize)
                         if keep:
                             arrays[name] = rgb
-                        pending.append(self._threads().submit(self._write_temp, name, rgb))
-                        # Bound the frames waiting for the encoder: get_paths keeps none.
-                        while len(pending) > 2 * self._workers:
-                            written.append(pending.popleft().result())
+                        pending.append((self._threads().submit(self._write_temp, name, rgb),
+                                        rgb.nbytes))
+                        pending_bytes += rgb.nbytes
+                        del rgb
+                        # Bound the frames waiting for the encoder, in count and in bytes.
+                        while pending and (len(pending) > 2 * self._workers
+                                           or pending_bytes > MAX_PENDING_BYTES):
+                            future, nbytes = pending.popleft()
+                            pending_bytes -= nbytes
+                            written.append(future.result())
+                    if on_frame is not None:
+                        on_frame(i)
             finally:
                 self.stats.decode_passes += 1
                 self.stats.frames_decoded += decoder.last_stats.frames
             while pending:
-                written.append(pending.popleft().result())
+                written.append(pending.popleft()[0].result())
         except BaseException:
-            for future in pending:
+            for future, _ in pending:
                 with contextlib.suppress(BaseException):
                     written.append(future.result())
             for item in written:
@@ -421,22 +486,21 @@ class FrameStore:
         shard = self._frames_dir / name[:2]
         try:
             shard.mkdir(exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=self._ext, dir=shard)
+            temp = new_temp_beside(self._path_of(name))
         except OSError as exc:
             raise FrameStoreError(f"cannot write a frame ({exc.strerror or exc})",
                                   path=shard) from None
         try:
-            _share(fd)
-            with os.fdopen(fd, "wb") as fh:
+            with open(temp, "wb") as fh:
                 Image.fromarray(rgb).save(fh, **self._save_args)
                 size = fh.tell()
         except BaseException as exc:
-            _unlink(Path(temp))
+            _unlink(temp)
             if isinstance(exc, OSError):
                 raise FrameStoreError(f"cannot write a frame ({exc.strerror or exc})",
                                       path=temp) from None
             raise
-        return _Written(name, Path(temp), size)
+        return _Written(name, temp, size)
 
     def _commit(self, written: list[_Written], protect: frozenset[str]) -> None:
         """Move new images into place, record them and evict, all in one write transaction."""
@@ -449,7 +513,7 @@ class FrameStore:
                 rows = []
                 for item in written:
                     try:
-                        os.replace(item.temp, self._path_of(item.name))
+                        commit_temp(item.temp, self._path_of(item.name), durable=False)
                     except FileNotFoundError:
                         continue  # ``clear`` in another process swept the temporary file
                     moved.add(item.name)
@@ -489,6 +553,76 @@ class FrameStore:
         self.stats.evicted += len(victims)
         return len(victims)
 
+    # -- orphans of dead writers -------------------------------------------------------------------
+
+    def _hold_store(self, *, try_alone: bool) -> bool:
+        """Open ``store.lock`` and hold it: exclusively if ``try_alone`` and no other instance
+        has the store open (returns True; the caller downgrades it after reclaiming), else
+        shared (False)."""
+        try:
+            self._holder = os.open(self.root / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise FrameStoreError(f"cannot open the store lock ({exc.strerror or exc})",
+                                  path=self.root / _LOCK_NAME) from None
+        if try_alone and _flock(self._holder, shared=False, wait=False):
+            return True
+        _flock(self._holder, shared=True)
+        return False
+
+    def _reclaim_orphans(self, alone: bool) -> None:
+        """Reconcile the folders with the database (module docstring); counts in ``stats``."""
+        cutoff = time.time() - STALE_TEMP_S
+        with self._write_txn() as conn:
+            recorded = dict(conn.execute("SELECT name, size FROM frames").fetchall())
+            seen: set[str] = set()
+            adopt: list[tuple[str, int, int]] = []
+            for directory in (self._index_dir, *_subdirs(self._frames_dir)):
+                for entry in _scan(directory):
+                    name = entry.name
+                    if is_temp_name(name):
+                        if alone or _mtime(entry) < cutoff:
+                            self._remove_orphan(entry)
+                    elif name in recorded:
+                        seen.add(name)
+                    elif directory.parent == self._frames_dir and _FRAME_NAME.fullmatch(name) \
+                            and name.startswith(directory.name):
+                        row = self._adoptable(entry)
+                        if row is None:
+                            self._remove_orphan(entry)
+                        else:
+                            adopt.append(row)
+            lost = [name for name in recorded if name not in seen]
+            for chunk in _chunks(lost, _SQL_CHUNK):
+                conn.executemany("DELETE FROM frames WHERE name = ?", [(n,) for n in chunk])
+            conn.executemany(_UPSERT, adopt)
+            self.stats.rows_dropped += len(lost)
+            self.stats.orphans_adopted += len(adopt)
+            self.stats.orphan_bytes += sum(size for _, size, _ in adopt)
+            if adopt and _total(conn) > self.budget_bytes:
+                self._evict_locked(conn, int(self.budget_bytes * EVICT_TO_FRACTION), frozenset())
+
+    def _remove_orphan(self, entry: os.DirEntry) -> None:
+        try:
+            size = entry.stat().st_size
+            os.unlink(entry.path)
+        except OSError:
+            return  # gone already, or not ours to delete
+        self.stats.orphans_removed += 1
+        self.stats.orphan_bytes += size
+
+    @staticmethod
+    def _adoptable(entry: os.DirEntry) -> tuple[str, int, int] | None:
+        """``(name, size, last access)`` of a whole, readable image; None for a damaged one.
+        Its last access is its modification time, so adopted images are evicted first."""
+        fmt = _PIL_FORMAT_OF[os.path.splitext(entry.name)[1]]
+        try:
+            stat = entry.stat()
+            with Image.open(entry.path, formats=(fmt,)) as image:
+                image.load()
+        except Exception:  # noqa: BLE001 - any unreadable image is removed, decoded again later
+            return None
+        return entry.name, stat.st_size, stat.st_mtime_ns
+
     # -- the index cache ---------------------------------------------------------------------------
 
     def _index_path(self, identity: str) -> Path:
@@ -504,14 +638,8 @@ class FrameStore:
     def _save_index(self, identity: str, index: VideoIndex) -> None:
         target = self._index_path(identity)
         try:
-            fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".npz", dir=self._index_dir)
-            try:
-                _share(fd)
-                with os.fdopen(fd, "wb") as fh:
-                    np.savez(fh, **index.to_arrays())
-                os.replace(temp, target)
-            finally:
-                _unlink(Path(temp))
+            with atomic_file(target, "wb", durable=False) as fh:
+                np.savez(fh, **index.to_arrays())
         except OSError as exc:
             raise FrameStoreError(f"cannot cache the frame index ({exc.strerror or exc})",
                                   path=target) from None
@@ -526,6 +654,8 @@ class FrameStore:
         self._inherited += [x for x in (self._conn, self._pool) if x is not None]
         self._conn, self._pool = None, None
         self._lock = threading.RLock()  # a lock held in the parent at fork stays held
+        if self._holder is None:  # reopened after close(); a forked child shares its parent's
+            self._hold_store(try_alone=False)
         self._conn = self._open_db()
         self._pid = pid
 
@@ -608,12 +738,6 @@ def _prepare_root(root: Path, subdirs: Iterable[Path]) -> None:
         raise FrameStoreError("frame store root is not writable", path=root)
 
 
-def _share(fd: int) -> None:
-    """Make a new file readable by all, as an ordinary file is: ``mkstemp`` creates it 0600."""
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, 0o644)
-
-
 def _usable_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
@@ -692,7 +816,7 @@ def _remove_unrecorded(frames_dir: Path) -> None:
         if not shard.is_dir():
             continue
         for entry in os.scandir(shard):
-            if not entry.name.startswith(_TEMP_PREFIX) or _mtime(entry) < cutoff:
+            if not is_temp_name(entry.name) or _mtime(entry) < cutoff:
                 _unlink(Path(entry.path))
 
 
@@ -701,6 +825,36 @@ def _mtime(entry: os.DirEntry) -> float:
         return entry.stat().st_mtime
     except OSError:
         return float("inf")  # gone already: nothing to remove
+
+
+def _flock(fd: int | None, *, shared: bool, wait: bool = True) -> bool:
+    """Take (or convert to) a shared or exclusive ``flock`` on ``fd``; False when ``wait`` is
+    off and another holder conflicts. Without ``fcntl`` (Windows) no process is ever known to
+    be alone: only stale temporary files are reclaimed there."""
+    if fd is None or fcntl is None:
+        return False
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    try:
+        fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return False  # a file system without flock: behave as if others had the store open
+    return True
+
+
+def _subdirs(directory: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _scan(directory: Path) -> list[os.DirEntry]:
+    try:
+        return [e for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

@@ -1,8 +1,10 @@
-"""Memory systems behind one protocol: ingest events per key, answer with usage accounting.
+"""Memory systems behind one protocol: ingest events per key, retrieve, answer with usage
+accounting.
 
     memory = make_memory("rag", k=8)
     await memory.ingest("video-17", frame_events(store, video, indices))
-    answer = await memory.answer("video-17", prompt, get_model(...), time=42.0)
+    ranked = await memory.retrieve("video-17", question, time=42.0)  # best first
+    answer = await memory.answer("video-17", prompt, get_model(...), time=42.0, query=question)
 
 Importing this package loads no model, no faiss and no inspect-ai: each loads on first use.
 """

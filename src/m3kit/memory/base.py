@@ -1,14 +1,20 @@
 """The memory protocol: one interface for every benchmark.
 
 A memory takes a time-ordered stream of events for a *memory key* (one video, one conversation),
-builds its index once per key, and answers questions on that key with a model, reporting what the
-answer cost. Items keep a modality tag and a reference to their raw source, so a memory can go back
-to the pixels when text is not enough.
+builds its index once per key, retrieves the items a question needs, and answers questions on that
+key with a model, reporting what the answer cost. Items keep a modality tag and a reference to
+their raw source, so a memory can go back to the pixels when text is not enough.
 
     memory = RagMemory(embedder=...)
     await memory.ingest("video-17", events)          # once per key; later calls are no-ops
+    ranked = await memory.retrieve("video-17", question, k=8, time=42.0)  # best first
     result = await memory.answer("video-17", prompt, model, time=42.0, query=question)
     result.output, result.usage.prompt_tokens, result.usage.retrieved_ids
+    memory.forget("video-17")                        # the next ingest builds it again
+
+``answer`` retrieves with ``retrieve`` (the memory's own ``k``) and reports what it retrieved in
+``usage.retrieved_ids``, in ``retrieve``'s order: a ranking read from a log is the ranking
+``retrieve`` gives for the same key, question and time.
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ class AnswerRequest:
 
     ``prompt`` is what the model is asked (instructions, choices...); ``query`` is the text
     used for retrieval and modality-bias detection: the caller's bare question, else the prompt
-    itself. One record rather than a parameter list: every memory gets the same call, and a new
+    itself; ``time`` is the question's causal cut (``None``: everything). One record rather than a parameter list: every memory gets the same call, and a new
     field reaches all of them without changing their signatures.
     """
 
@@ -97,19 +103,25 @@ class AnswerRequest:
     images: Sequence[MediaRef] = ()
     generate_config: Any = None
     cache: Any = None
+    time: float | None = None
+
+
+def checked_k(k: int | None) -> int | None:
+    """``k`` for ``retrieve``: ``None`` (the memory's own setting) or a positive count."""
+    if k is not None and k <= 0:
+        raise ValueError(f"k must be positive, got {k}")
+    return k
 
 
 class Memory(ABC):
-    """Base of every memory. Subclasses implement ``_build`` and ``_answer``.
+    """Base of every memory. Subclasses implement ``_build`` and ``_answer``, and ``_retrieve``
+    when they rank (the default ranking is the visible items, newest first).
 
     ``ingest`` is safe under inspect's concurrency: the first caller for a key builds the index,
     the others wait for it; keys never share items.
     """
 
     name: ClassVar[str]
-
-    # The OCR engine for text surrogates; subclasses may set one, else the shared default.
-    _reader: Any = None
 
     def __init__(self) -> None:
         self._items: dict[str, list[MemoryItem]] = {}
@@ -140,17 +152,30 @@ class Memory(ABC):
         """The items stored under ``key`` (empty when nothing was ingested)."""
         return list(self._items.get(key, []))
 
-    def reader(self) -> Any:
-        """The ``TextReader`` for OCR surrogates (RapidOCR behind the shared OCR cache unless one
-        was given); built lazily, loads on first read."""
-        if self._reader is None:
-            from m3kit.perception.cache import default_text_reader
-
-            self._reader = default_text_reader()
-        return self._reader
-
     def build_seconds(self, key: str) -> float:
         return self._build_seconds.get(key, 0.0)
+
+    def forget(self, key: str) -> None:
+        """Drop the items, the index and the build time of ``key``; the next ``ingest`` of
+        ``key`` builds it again. Forgetting a key never ingested does nothing."""
+        self._items.pop(key, None)
+        self._build_seconds.pop(key, None)
+        self._forget(key)
+
+    def visible(self, key: str, time: float | None = None) -> list[MemoryItem]:
+        """The items of ``key`` a question at ``time`` may use (the causal cut: dated at or
+        before ``time``, or undated), in time order; all of them when ``time`` is ``None``."""
+        if key not in self._items:
+            raise KeyError(f"memory {self.name!r} has no index for key {key!r}: ingest it first")
+        return [i for i in self._items[key] if time is None or i.time is None or i.time <= time]
+
+    async def retrieve(
+        self, key: str, query: str, *, k: int | None = None, time: float | None = None
+    ) -> list[MemoryItem]:
+        """The items of ``key`` this memory would answer ``query`` from, best first, among
+        those visible at ``time`` (``visible``); at most ``k`` (``None``: the memory's own
+        setting). ``answer`` retrieves with this and reports the ids in this order."""
+        return await self._retrieve(key, query, self.visible(key, time), checked_k(k))
 
     async def answer(
         self,
@@ -171,14 +196,12 @@ class Memory(ABC):
         prompt (whose instructions and choices would pull retrieval towards whatever shares
         their words); without it the prompt is the query.
         """
-        if key not in self._items:
-            raise KeyError(f"memory {self.name!r} has no index for key {key!r}: ingest it first")
-        visible = [i for i in self._items[key] if time is None or i.time is None or i.time <= time]
+        visible = self.visible(key, time)
         request = AnswerRequest(prompt=prompt, query=query or prompt, model=model,
                                 images=tuple(images), generate_config=generate_config,
-                                cache=cache)
+                                cache=cache, time=time)
         answer = await self._answer(key, visible, request)
-        usage = answer.usage.model_copy(update={"index_build_seconds": self._build_seconds[key]})
+        usage = answer.usage.model_copy(update={"index_build_seconds": self.build_seconds(key)})
         return answer.model_copy(update={"usage": usage})
 
     # -- for subclasses ---------------------------------------------------------------------------
@@ -192,3 +215,14 @@ class Memory(ABC):
         self, key: str, items: list[MemoryItem], request: AnswerRequest
     ) -> MemoryAnswer:
         """Answer ``request`` from the visible ``items`` of ``key`` (time order)."""
+
+    async def _retrieve(
+        self, key: str, query: str, items: list[MemoryItem], k: int | None
+    ) -> list[MemoryItem]:
+        """The ranking of ``retrieve`` over the visible ``items`` of ``key`` (time order).
+        Without a ranking of its own a memory has only recency: the newest first."""
+        newest = items[::-1]
+        return newest if k is None else newest[:k]
+
+    def _forget(self, key: str) -> None:
+        """Drop what a subclass keeps for ``key`` beyond its items (an index, a report)."""

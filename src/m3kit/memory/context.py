@@ -1,8 +1,9 @@
 """``context``: the whole history in the prompt, within a token budget, oldest evicted first.
 
-The baseline every other memory is measured against: no retrieval, no index, just the newest
+The baseline every other memory is measured against: no ranking, no index, just the newest
 items (visible at the question's time) that fit ``token_budget``, in time order, then the
-question. Frames and images go as images (``send_images``) or as their text surrogates.
+question; what it retrieves is that stretch, most recent first. Frames and images go as
+images (``send_images``) or as their text surrogates.
 
 This module also holds what every memory needs to talk to a model: ``PromptBuilder`` (one user
 message of text and images: the memory's items or chunks, then the question) and ``ask_model``
@@ -21,6 +22,7 @@ import anyio
 from m3kit.errors import M3kitError, MediaNotFoundError
 from m3kit.memory.base import AnswerRequest, Memory, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import VISUAL_KINDS, item_label, items_from_events
+from m3kit.memory.ocr import OcrSurrogates
 from m3kit.schema.media import ImageRef, MediaRef
 from m3kit.schema.prediction import Usage
 
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from m3kit.perception.base import TextReader
 
 
-class ContextMemory(Memory):
+class ContextMemory(OcrSurrogates, Memory):
     """Everything that fits: the newest visible items within ``token_budget`` tokens.
 
     An item costs ``image_tokens`` when it goes as an image (a frame or image with an image
@@ -39,8 +41,13 @@ class ContextMemory(Memory):
     always the newest contiguous stretch, so the first item that does not fit evicts it and
     everything older. The question itself is not charged to the budget.
 
-    ``ocr`` reads text from frames and images at build time; it is only done when images are
-    not sent (a model that sees the pixels needs no OCR surrogate).
+    ``ocr`` reads text from frames and images at build time (with ``reader``, else the shared
+    default); it is only done when images are not sent (a model that sees the pixels needs no
+    OCR surrogate).
+
+    Its retrieval has no ranking, only the budget: ``retrieve`` gives the items the prompt
+    would hold, most recent first (the first ``k`` of them are the newest ``k``, what a smaller
+    budget would keep first), and the prompt lists them oldest first.
     """
 
     name = "context"
@@ -63,7 +70,7 @@ class ContextMemory(Memory):
         self.send_images = send_images
         self.tokens_per_char = tokens_per_char
         self.ocr = ocr and not send_images
-        self._reader = reader
+        self._text_reader = reader
 
     def config(self) -> dict[str, Any]:
         return {
@@ -72,9 +79,8 @@ class ContextMemory(Memory):
             "image_tokens": self.image_tokens,
             "send_images": self.send_images,
             "tokens_per_char": self.tokens_per_char,
-            "ocr": self.reader().name if self.ocr else None,
+            "ocr": self.ocr_config(),
         }
-
 
     def cost(self, item: MemoryItem) -> int:
         """Tokens ``item`` takes in the prompt, its label included."""
@@ -95,18 +101,23 @@ class ContextMemory(Memory):
         return list(items[start:])
 
     async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
-        reader = self.reader() if self.ocr else None
         return await anyio.to_thread.run_sync(partial(items_from_events, key, events,
-                                                      reader=reader))
+                                                      reader=self.build_reader()))
+
+    async def _retrieve(
+        self, key: str, query: str, items: list[MemoryItem], k: int | None
+    ) -> list[MemoryItem]:
+        newest = self.kept(items)[::-1]
+        return newest if k is None else newest[:k]
 
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest
     ) -> MemoryAnswer:
-        kept = self.kept(items)
+        retrieved = await self.retrieve(key, request.query, time=request.time)
         builder = PromptBuilder()
-        builder.items("Memory, oldest first:", kept, send_images=self.send_images)
+        builder.items("Memory, oldest first:", retrieved[::-1], send_images=self.send_images)
         builder.question(request.prompt, request.images)
-        return await ask_model(request, builder, retrieved_ids=[item.id for item in kept])
+        return await ask_model(request, builder, retrieved_ids=[item.id for item in retrieved])
 
     def _as_image(self, item: MemoryItem) -> bool:
         return sent_as_image(item, self.send_images)

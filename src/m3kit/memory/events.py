@@ -16,6 +16,7 @@ as its tag, so a memory can still go back to the pixels.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from itertools import chain
@@ -24,15 +25,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from m3kit.errors import CorruptMediaError, MediaNotFoundError, SamplingError, SchemaError
+from m3kit.errors import (
+    CorruptMediaError,
+    MediaError,
+    MediaTooLargeError,
+    SamplingError,
+    SchemaError,
+)
 from m3kit.memory.base import EventKind, MemoryEvent, MemoryItem, Modality
 from m3kit.schema.conversation import Attachment, Conversation, Round
+from m3kit.schema.evallog import attachment_item_id
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, VideoRef
 
 if TYPE_CHECKING:
     from m3kit.media.resize import Resize
     from m3kit.media.store import FrameStore
     from m3kit.perception.base import TextReader, TranscriptSegment
+
+logger = logging.getLogger(__name__)
 
 # Kinds whose raw source is pixels: their items need a text surrogate.
 VISUAL_KINDS: frozenset[str] = frozenset({"frame", "image", "pdf_page"})
@@ -189,8 +199,13 @@ def items_from_events(
     """
     ordered = merge_events(events)
     _check_unique_ids(key, ordered)
-    ocr = _read_images(ordered, reader) if reader is not None else {}
-    return [_item(key, event, ocr.get(event.id, "")) for event in ordered]
+    ocr, unusable = _read_images(ordered, reader) if reader is not None else ({}, [])
+    for error in unusable:
+        # One damaged or oversized attachment costs its own item, not the whole key's memory.
+        logger.warning("memory %s: attachment skipped: %s", key, error)
+    skipped = {error.record for error in unusable}
+    return [_item(key, event, ocr.get(event.id, "")) for event in ordered
+            if event.id not in skipped]
 
 
 def item_label(item: MemoryItem) -> str:
@@ -203,17 +218,11 @@ def item_label(item: MemoryItem) -> str:
 
 
 def load_rgb(ref: ImageRef, *, record: str | None = None) -> np.ndarray:
-    """The image as an RGB ``uint8`` array, upright per its EXIF orientation."""
-    from PIL import Image, ImageOps, UnidentifiedImageError
+    """The image as an RGB ``uint8`` array, upright per its EXIF orientation
+    (``m3kit.media.image.read_image_rgb``: pixel-bounded, typed errors)."""
+    from m3kit.media.image import read_image_rgb
 
-    path = Path(ref.path)
-    if not path.is_file():
-        raise MediaNotFoundError("image file not found", path=path, record=record)
-    try:
-        with Image.open(path) as image:
-            return np.asarray(ImageOps.exif_transpose(image).convert("RGB"))
-    except (OSError, UnidentifiedImageError, ValueError) as exc:
-        raise CorruptMediaError(f"cannot read the image ({exc})", path=path, record=record) from None
+    return read_image_rgb(ref.path, record=record)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -267,16 +276,11 @@ def _attachment_event(
         kind = "text"  # no video kind among events: its description stands for it
     name = attachment.id or f"file-{n + 1}"
     return MemoryEvent(
-        id=f"{rnd.id}/{name}", kind=kind, time=t, text=_description(attachment) or "",
+        id=attachment_item_id(rnd.id, name), kind=kind, time=t,
+        text=_description(attachment) or "",
         media=attachment.media, speaker=rnd.speaker,
         metadata={**meta, "attachment_id": attachment.id},
     )
-
-
-def round_of(item_id: str) -> str:
-    """The round an event or item id belongs to: attachment ids are ``<round>/<name>``
-    (``D3:2/img_7`` -> ``D3:2``), a round's own id is the round."""
-    return item_id.split("/", 1)[0]
 
 
 def _check_unique_ids(key: str, events: Sequence[MemoryEvent]) -> None:
@@ -288,16 +292,28 @@ def _check_unique_ids(key: str, events: Sequence[MemoryEvent]) -> None:
         seen.add(event.id)
 
 
-def _read_images(events: Sequence[MemoryEvent], reader: TextReader) -> dict[str, str]:
-    """OCR text of every visual event with an image source, by event id."""
+def _read_images(
+    events: Sequence[MemoryEvent], reader: TextReader
+) -> tuple[dict[str, str], list[MediaError]]:
+    """OCR text of every visual event with an image source, by event id, and the errors of the
+    images that cannot be decoded (damaged, or over the pixel bound), each naming its event. A
+    missing file still raises: a frame the store evicted is no property of the data."""
     todo = [e for e in events if e.kind in VISUAL_KINDS and isinstance(e.media, ImageRef)]
     texts: dict[str, str] = {}
+    unusable: list[MediaError] = []
     for start in range(0, len(todo), OCR_BATCH):
-        batch = todo[start : start + OCR_BATCH]
-        images = [load_rgb(e.media, record=e.id) for e in batch]  # type: ignore[arg-type]
-        for event, lines in zip(batch, reader.read(images), strict=True):
+        batch: list[MemoryEvent] = []
+        images: list[np.ndarray] = []
+        for event in todo[start : start + OCR_BATCH]:
+            try:
+                images.append(load_rgb(event.media, record=event.id))  # type: ignore[arg-type]
+            except (CorruptMediaError, MediaTooLargeError) as exc:
+                unusable.append(exc)
+                continue
+            batch.append(event)
+        for event, lines in zip(batch, reader.read(images) if images else [], strict=True):
             texts[event.id] = " ".join(line.text for line in lines)
-    return texts
+    return texts, unusable
 
 
 def _item(key: str, event: MemoryEvent, ocr: str) -> MemoryItem:

@@ -5,16 +5,18 @@ one extractive *round summary* per round (its first user sentence, its files' ca
 sentences, the first sentence of the reply) and one *session summary* per session; summaries
 are embedded, round chunks are not.
 
-Answer: the ``sessions`` session summaries most similar to the query pick the sessions
-(coarse), then the ``k`` rounds of those sessions whose round summaries are most similar (fine).
-The prompt holds the chosen sessions' summaries, then the chosen rounds' full text (with their
-raw images when ``send_images``: the multimodal variant), in time order.
-``retrieved_ids`` is the chosen rounds, best first.
+Retrieval: the ``sessions`` session summaries most similar to the query pick the sessions
+(coarse), then the ``k`` rounds of those sessions whose round summaries are most similar (fine);
+``retrieve`` returns those rounds, best first. The prompt holds the chosen sessions' summaries,
+then the chosen rounds' full text (with their raw images when ``send_images``: the multimodal
+variant), in time order. ``retrieved_ids`` is the chosen rounds, best first, as ``retrieve``
+gives them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -81,34 +83,38 @@ class HierarchicalMemory(IndexedMemory):
             "send_images": self.send_images,
             "max_images": self.max_images,
             **self.index_config(),
-            "ocr": self.reader().name if self.ocr else None,
+            "ocr": self.ocr_config(),
         }
 
-    async def select(self, key: str, query: str, items: Sequence[MemoryItem] | None = None
-                     ) -> tuple[list[MemoryItem], list[MemoryItem]]:
-        """(chosen session summaries, chosen rounds best first) for ``query``."""
-        visible = list(items) if items is not None else self.items(key)
-        summaries = [c for c in visible if is_summary(c)]
-        rounds = [c for c in visible if not is_summary(c)]
-        if not rounds:
-            return [], []
+    def top_sessions(self, key: str, query: str, visible: list[MemoryItem]) -> list[MemoryItem]:
+        """The coarse level: the ``sessions`` session summaries among ``visible`` most similar
+        to ``query``, best first (none when no round is visible). Runs the embedder: call it
+        from a worker thread."""
+        summaries = [c.id for c in visible if is_summary(c)]
+        if not summaries or all(is_summary(c) for c in visible):
+            return []
+        by_id = {c.id: c for c in visible}
+        return [by_id[h] for h, _ in self.search(key, query, self.sessions, summaries)]
 
-        def search() -> tuple[list[str], list[str]]:
-            top_sessions: list[str] = []
-            if summaries:
-                hits = self.search(key, query, self.sessions, [c.id for c in summaries])
-                top_sessions = [h for h, _ in hits]
-            chosen = {c.metadata.get("session_id") for c in summaries if c.id in top_sessions}
+    async def _retrieve(
+        self, key: str, query: str, items: list[MemoryItem], k: int | None
+    ) -> list[MemoryItem]:
+        rounds = [c for c in items if not is_summary(c)]
+        if not rounds:
+            return []
+        has_sessions = any(is_summary(c) for c in items)
+
+        def search() -> list[str]:
+            chosen = {c.metadata.get("session_id") for c in self.top_sessions(key, query, items)}
             # Rounds outside any session (a loose note) always compete.
             allow = [f"{_ROUND_KEY}{c.id}" for c in rounds
-                     if not summaries or c.metadata.get("session_id") in chosen
+                     if not has_sessions or c.metadata.get("session_id") in chosen
                      or c.metadata.get("session_id") is None]
-            hits = self.search(key, query, self.k, allow)
-            return top_sessions, [h.removeprefix(_ROUND_KEY) for h, _ in hits]
+            hits = self.search(key, query, k or self.k, allow)
+            return [h.removeprefix(_ROUND_KEY) for h, _ in hits]
 
-        top_sessions, top_rounds = await anyio.to_thread.run_sync(search)
-        by_id = {c.id: c for c in visible}
-        return [by_id[i] for i in top_sessions], [by_id[i] for i in top_rounds]
+        by_id = {c.id: c for c in rounds}
+        return [by_id[i] for i in await anyio.to_thread.run_sync(search)]
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
@@ -121,7 +127,11 @@ class HierarchicalMemory(IndexedMemory):
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest
     ) -> MemoryAnswer:
-        summaries, rounds = await self.select(key, request.query, items)
+        rounds = await self.retrieve(key, request.query, time=request.time)
+        # The coarse level again (a deterministic search): the summaries of the sessions the
+        # rounds were drawn from lead the prompt.
+        summaries = await anyio.to_thread.run_sync(
+            partial(self.top_sessions, key, request.query, items))
         builder = PromptBuilder()
         if summaries:
             builder.text("Session summaries:")

@@ -1,8 +1,9 @@
 """``IndexedMemory``: the base of the memories that retrieve by text embedding.
 
 What ``rag``, ``hierarchical`` and ``proctor`` share: a text embedder (all-MiniLM-L6-v2 unless
-one is given, loaded on first use), a vector engine, and one vector index per memory key, built
-once from (id, text) pairs and searched with the visible ids as a filter.
+one is given, loaded on first use), a vector engine, one vector index per memory key, built
+once from (id, text) pairs and searched with the visible ids as a filter, and an OCR reader for
+the surrogates of frames and images (``OcrSurrogates``).
 """
 
 from __future__ import annotations
@@ -15,20 +16,19 @@ import anyio
 
 from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
 from m3kit.memory.index import Hit, IndexFactory, VectorIndex, make_index
+from m3kit.memory.ocr import OcrSurrogates
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder, TextReader
 
 
-class IndexedMemory(Memory):
+class IndexedMemory(OcrSurrogates, Memory):
     """A memory with a text embedder and a vector index per key.
 
     Subclasses say what to store and what to embed (``_prepare``); the build runs it and the
-    embedder in a worker thread and keeps the index. ``ocr`` (set by subclasses) makes the OCR
-    reader available to ``_prepare``.
+    embedder in a worker thread and keeps the index. ``ocr`` (set by subclasses) hands the OCR
+    ``reader`` to ``_prepare``.
     """
-
-    ocr: bool = False
 
     def __init__(
         self,
@@ -40,7 +40,7 @@ class IndexedMemory(Memory):
         super().__init__()
         self.index_engine = index
         self._embedder = embedder
-        self._reader = reader
+        self._text_reader = reader
         self._indexes: dict[str, VectorIndex] = {}
 
     def embedder(self) -> TextEmbedder:
@@ -81,7 +81,7 @@ class IndexedMemory(Memory):
         return self._indexes[key].search(vector, k, allow=list(allow))[0]
 
     async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
-        reader = self.reader() if self.ocr else None
+        reader = self.build_reader()
 
         def build() -> list[MemoryItem]:
             items, ids, texts = self._prepare(key, events, reader)
@@ -89,6 +89,9 @@ class IndexedMemory(Memory):
             return items
 
         return await anyio.to_thread.run_sync(build)
+
+    def _forget(self, key: str) -> None:
+        self._indexes.pop(key, None)
 
     @abstractmethod
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None

@@ -2,16 +2,14 @@
 
 At build, every item with text (transcripts, rounds, frames and images through their
 description and OCR text) is embedded in one batch and stored in a vector index of its own key.
-At answer, the query (``query=`` when the caller gives the bare question, else the prompt) is
-embedded
-and the ``k`` most similar items *visible at the question's time* are retrieved: the visible ids
-go into the search as a filter, so the cut is exact and never costs recall. The retrieved items
-are sent in time order, each with its label, then the question.
+``retrieve`` embeds the query (at answer: ``query=`` when the caller gives the bare question,
+else the prompt) and returns the ``k`` most similar items *visible at the question's time*, best
+first: the visible ids go into the search as a filter, so the cut is exact and never costs
+recall. The retrieved items are sent in time order, each with its label, then the question.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +18,7 @@ import anyio
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import items_from_events
-from m3kit.memory.index import Hit, IndexFactory
+from m3kit.memory.index import IndexFactory
 from m3kit.memory.indexed import IndexedMemory
 
 if TYPE_CHECKING:
@@ -60,13 +58,18 @@ class RagMemory(IndexedMemory):
             "k": self.k,
             **self.index_config(),
             "send_images": self.send_images,
-            "ocr": self.reader().name if self.ocr else None,
+            "ocr": self.ocr_config(),
         }
 
-    async def retrieve(self, key: str, query: str, items: Sequence[MemoryItem]) -> list[Hit]:
-        """The top-``k`` hits for ``query`` among ``items`` of ``key``, best first."""
-        allow = [item.id for item in items]
-        return await anyio.to_thread.run_sync(partial(self.search, key, query, self.k, allow))
+    async def _retrieve(
+        self, key: str, query: str, items: list[MemoryItem], k: int | None
+    ) -> list[MemoryItem]:
+        if not items:
+            return []
+        by_id = {item.id: item for item in items}
+        hits = await anyio.to_thread.run_sync(
+            partial(self.search, key, query, k or self.k, list(by_id)))
+        return [by_id[hit_id] for hit_id, _ in hits]
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
@@ -76,12 +79,11 @@ class RagMemory(IndexedMemory):
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest
     ) -> MemoryAnswer:
-        hits = await self.retrieve(key, request.query, items) if items else []
-        ranked = [hit_id for hit_id, _ in hits]
-        chosen = set(ranked)
+        retrieved = await self.retrieve(key, request.query, time=request.time)
+        chosen = {item.id for item in retrieved}
         builder = PromptBuilder()
         # Sent in time order (items are), not rank order: the model reads a story.
         builder.items("Retrieved memory, oldest first:",
                       [item for item in items if item.id in chosen], send_images=self.send_images)
         builder.question(request.prompt, request.images)
-        return await ask_model(request, builder, retrieved_ids=ranked)
+        return await ask_model(request, builder, retrieved_ids=[i.id for i in retrieved])

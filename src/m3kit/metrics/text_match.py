@@ -8,7 +8,11 @@ Two normalisations:
   split on whitespace.
 
 Rules: graded EM ``1/2**i`` for the first answer-list entry ``i`` equal to the prediction; fj:
-graded EM on the option letter the prediction states; fm with an ``img_<n>`` gold: 1 when the
+the same graded EM of the *whole* prediction against the gold letter, as the paper defines it
+(Appendix B.2: fj is "scored under EM with a single-letter gold answer"), so ``"The answer is
+C"`` scores 0 against ``C`` while ``"(c)"`` and ``"C."`` normalise to ``c`` and score 1; reading
+the letter the prediction states (``fj_rule="letter"``) is m3kit's addition, an opt-in; fm with
+an ``img_<n>`` gold: 1 when the
 gold id is among the prediction's ids and no other candidate id of the answer list is, else 0;
 fm with a text gold: 1 on a full match of any candidate, no discount; token F1 and BLEU-1 (with
 brevity penalty) against the canonical ``label``, not computed for fj or image-fm items.
@@ -35,7 +39,9 @@ from pydantic import BaseModel, ConfigDict
 __all__ = [
     "ABSTENTION_PHRASES",
     "ABSTENTION_TYPE",
+    "FJ_RULES",
     "AnswerScores",
+    "FjRule",
     "ItemKind",
     "abstention_score",
     "bleu1",
@@ -148,8 +154,22 @@ def extract_choice_letter(prediction: str) -> str | None:
     return matches[-1].upper() if matches else None
 
 
-def fj_em(prediction: str, answers: Sequence[str]) -> float:
-    """Graded EM on the letter the prediction states (0 when it states none)."""
+FjRule = Literal["exact", "letter"]
+FJ_RULES: tuple[FjRule, ...] = ("exact", "letter")
+
+
+def fj_em(prediction: str, answers: Sequence[str], rule: FjRule = "exact") -> float:
+    """Judgement (fj) EM.
+
+    ``"exact"`` (the paper's rule): graded EM of the whole sentence-normalised prediction, so
+    only an answer that is the letter alone (``C``, ``(c)``, ``C.``) is credited. ``"letter"``
+    (m3kit's addition): graded EM on the letter the prediction states
+    (``extract_choice_letter``), 0 when it states none.
+    """
+    if rule == "exact":
+        return graded_em(prediction, answers)
+    if rule != "letter":
+        raise ValueError(f"fj rule {rule!r} is not one of {', '.join(FJ_RULES)}")
     letter = extract_choice_letter(prediction)
     return graded_em(letter, answers) if letter is not None else 0.0
 
@@ -227,12 +247,16 @@ class AnswerScores(BaseModel):
 
 
 def score_text_answer(
-    prediction: str, answers: Sequence[str], label: str | None, question_type: str | None
+    prediction: str,
+    answers: Sequence[str],
+    label: str | None,
+    question_type: str | None,
+    fj_rule: FjRule = "exact",
 ) -> AnswerScores:
     """EM, F1 and BLEU-1 for one item under its type's rule (see the module docstring).
 
     ``label`` is the canonical gold that F1/BLEU-1/judge score against (``answers[0]`` when
-    ``None``).
+    ``None``); ``fj_rule`` is how a judgement item's EM reads the prediction (``fj_em``).
     """
     kind = item_kind(question_type, answers)
     gold = label if label is not None else (answers[0] if answers else "")
@@ -242,7 +266,7 @@ def score_text_answer(
                             in_total=True)  # fmt: skip
     if kind == "fj":
         return AnswerScores(
-            kind=kind, em=fj_em(prediction, answers), f1=None, bleu1=None, judged=False,
+            kind=kind, em=fj_em(prediction, answers, fj_rule), f1=None, bleu1=None, judged=False,
             in_total=False,
         )  # fmt: skip
     if kind == "fm_image":

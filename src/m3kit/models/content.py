@@ -34,6 +34,7 @@ from inspect_ai.model import (
 from PIL import Image
 
 from m3kit.errors import MediaError, MediaNotFoundError
+from m3kit.media.image import decode_image_rgb
 
 ImageLike = str | Path | np.ndarray | Image.Image
 Detail = Literal["auto", "low", "high"]
@@ -163,9 +164,12 @@ def image_key(ref: str) -> str:
 
 
 def load_image(ref: str) -> Image.Image:
-    """Decode one image reference to an RGB PIL image.
+    """Decode one image reference to an RGB PIL image, in its stored pixel order.
 
-    Raises ``MediaError`` (``MediaNotFoundError`` for a missing file) naming the reference.
+    Raises ``MediaError`` naming the reference: ``MediaNotFoundError`` for a missing file,
+    ``MediaTooLargeError`` for an image over ``m3kit.media.image.MAX_IMAGE_PIXELS`` (checked
+    from its header: a decompression bomb fails its own sample, it does not exhaust memory),
+    ``CorruptMediaError`` for one that does not decode.
     """
     shown = _shown(ref)
     try:
@@ -180,12 +184,11 @@ def load_image(ref: str) -> Image.Image:
             if not path.is_file():
                 raise MediaNotFoundError("image file not found", path=path)
             data = path.read_bytes()
-        with Image.open(io.BytesIO(data)) as image:
-            return image.convert("RGB")
     except MediaError:
         raise
     except (OSError, ValueError, binascii.Error) as error:
         raise MediaError(f"cannot decode image: {error}", path=shown) from error
+    return decode_image_rgb(data, path=shown, upright=False)
 
 
 def load_rgb(ref: str) -> np.ndarray:

@@ -1,1 +1,11 @@
-"""Eval logs to paper-style tables, plots and an HTML report."""
+"""Eval logs to paper-style tables, plots and an HTML report, and the table ``m3kit eval``
+prints.
+
+- ``logs``: the one reader of eval logs (typed ``LoggedSample`` / ``LoggedRun`` records)
+- ``pooling``: the logs of one system pooled into one run (each sample once, the later wins)
+- ``build``: ``build_report``: inputs read, each benchmark's runs to its declared report sections
+- ``html``: the HTML and Markdown writer
+- ``summary``: ``m3kit eval``'s headline table, in the run's benchmark's terms
+
+Each benchmark's own tables and figures live in its folder (``m3kit.benchmarks.<name>.report``).
+"""

@@ -1,17 +1,17 @@
-"""``m3kit report``'s library side: read eval logs and score files, hand each benchmark's share
-to its report module, write one HTML report.
+"""``m3kit report``'s library side: read eval logs and score files, hand each benchmark its
+runs, write one HTML report.
 
 Inputs are inspect eval logs (``.eval`` or ``.json``), folders of them (searched recursively),
-and M3Eval score files (the JSON ``m3kit score m3eval --json`` prints; the system is named by the
-file's stem). Logs go to a report module by their task's name (the registry prefix, e.g.
-``m3kit/``, is ignored): ``m3eval_*`` and ``synth_*`` to ``m3kit.report.m3eval``,
-``videomme_v2*`` to ``m3kit.report.videomme``, ``m3exam*`` and ``locomo*`` to
-``m3kit.report.m3exam``; each exposes ``sections(logs, out_dir)``.
+and score files of a benchmark that takes them (M3Eval's: the JSON ``m3kit score m3eval --json``
+prints; the system is named by the file's stem). Each log goes to the benchmark that declares
+its task (``m3kit.benchmarks.benchmark_for_task``; the registry prefix, e.g. ``m3kit/``, is
+ignored; an unknown task is an ``UnknownTaskError``, as in ``m3kit eval``). Logs of one system
+(``Benchmark.system_label``) are pooled into one run (``m3kit.report.pooling``), read into typed
+records (``m3kit.report.logs``) and rendered by ``Benchmark.report_sections``.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 from collections.abc import Sequence
@@ -20,37 +20,28 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from m3kit.benchmarks import BENCHMARKS, Benchmark
 from m3kit.errors import M3kitError
+from m3kit.report.logs import benchmark_of, read_run, run_header
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-    from m3kit.report.html import ReportSection
+    from m3kit.schema.evallog import LoggedRun
+    from m3kit.schema.report import ReportSection
 
 __all__ = [
-    "DISPATCH",
     "ReportInputError",
     "ReportInputs",
     "build_report",
+    "pooled_runs",
     "read_humans",
     "read_inputs",
-    "report_module",
 ]
 
 logger = logging.getLogger(__name__)
 
-# Task-name prefix → report module (``m3kit.report.<module>``), first match wins.
-DISPATCH: tuple[tuple[str, str], ...] = (
-    ("m3eval", "m3eval"),
-    ("synth_", "m3eval"),
-    ("videomme_v2", "videomme"),
-    ("m3exam", "m3exam"),
-    ("locomo", "m3exam"),
-)
 LOG_SUFFIXES = (".eval", ".json")
-# Top-level keys of an M3Eval score file; one of them marks a JSON file as one.
-M3EVAL_SCORE_KEYS = frozenset({"divided_attention", "memory_interference", "interleaved",
-                               "nback"})
 
 
 class ReportInputError(M3kitError):
@@ -58,26 +49,27 @@ class ReportInputError(M3kitError):
 
 
 class ReportInputs(BaseModel):
-    """What the report is made of: eval logs (with samples) and M3Eval score dicts by system."""
+    """What the report is made of: eval logs (with samples) and score cards by benchmark name,
+    then by system (the file's stem)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     logs: list[Any] = Field(default_factory=list)
-    m3eval_scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    cards: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    # Damaged eval logs left out, each naming its file: one bad file costs itself.
+    skipped: list[ReportInputError] = Field(default_factory=list)
 
 
-def task_name(log: EvalLog) -> str:
-    """The task's own name, without its registry prefix (``m3kit/synth_nback`` → ``synth_nback``)."""
-    return str(log.eval.task).rsplit("/", 1)[-1]
+def _card_benchmark(data: Any) -> Benchmark | None:
+    """The benchmark whose score card ``data`` is (by its top-level keys), if any."""
+    if not isinstance(data, dict):
+        return None
+    return next((b for b in BENCHMARKS if b.score_file_keys & set(data)), None)
 
 
-def report_module(task: str) -> str:
-    """The report module for ``task`` (a name without registry prefix)."""
-    for prefix, module in DISPATCH:
-        if task.startswith(prefix):
-            return module
-    raise ReportInputError(f"no report knows the task {task!r} (known prefixes: "
-                           f"{', '.join(p for p, _ in DISPATCH)})", field="task")
+def _card_names() -> str:
+    return " or ".join(f"an {b.title} score file (m3kit score {b.score_verb} --json)"
+                       for b in BENCHMARKS if b.score_file_keys)
 
 
 def _read_json(path: Path) -> Any:
@@ -91,10 +83,6 @@ def _is_log_json(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "version" in data
 
 
-def _is_m3eval_scores(data: Any) -> bool:
-    return isinstance(data, dict) and bool(M3EVAL_SCORE_KEYS & set(data))
-
-
 def _read_log(path: Path) -> EvalLog:
     from inspect_ai.log import read_eval_log
 
@@ -105,28 +93,38 @@ def _read_log(path: Path) -> EvalLog:
         raise ReportInputError(f"not a readable eval log: {reason[:200]}", path=path) from exc
 
 
+def _add_log(path: Path, inputs: ReportInputs) -> None:
+    try:
+        inputs.logs.append(_read_log(path))
+    except ReportInputError as exc:
+        inputs.skipped.append(exc)
+
+
 def _read_one(path: Path, inputs: ReportInputs, explicit: bool) -> None:
     if path.suffix == ".eval":
-        inputs.logs.append(_read_log(path))
+        _add_log(path, inputs)
         return
     data = _read_json(path)
+    benchmark = None if _is_log_json(data) else _card_benchmark(data)
     if _is_log_json(data):
-        inputs.logs.append(_read_log(path))
-    elif _is_m3eval_scores(data):
-        if path.stem in inputs.m3eval_scores:
+        _add_log(path, inputs)
+    elif benchmark is not None:
+        cards = inputs.cards.setdefault(benchmark.name, {})
+        if path.stem in cards:
             raise ReportInputError(f"two score files name the same system {path.stem!r}",
                                    path=path)
-        inputs.m3eval_scores[path.stem] = data
+        cards[path.stem] = data
     elif explicit:
-        raise ReportInputError("neither an inspect eval log nor an M3Eval score file "
-                               "(m3kit score m3eval --json)", path=path)
+        raise ReportInputError(f"neither an inspect eval log nor {_card_names()}", path=path)
     else:
         # Folders hold other JSON too (inspect's listings, configs): skip them, say so.
         logger.warning("skipped %s: neither an eval log nor a score file", path)
 
 
 def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
-    """Read every eval log and score file named by ``paths`` (files or folders)."""
+    """Read every eval log and score file named by ``paths`` (files or folders). An eval log
+    that cannot be read (truncated, not a zip, invalid JSON) is skipped with a warning naming
+    it and listed in ``skipped``; the others are reported."""
     if not paths:
         raise ReportInputError("no inputs: give eval logs, folders of them, or score files")
     inputs = ReportInputs()
@@ -145,55 +143,63 @@ def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
             _read_one(path, inputs, explicit=True)
         else:
             raise ReportInputError("no such file or folder", path=path)
-    if not inputs.logs and not inputs.m3eval_scores:
+    if not inputs.logs and not inputs.cards:
+        if inputs.skipped:  # nothing else to report: the first damaged log is the error
+            raise inputs.skipped[0]
         raise ReportInputError("no eval logs or score files among the inputs")
+    for error in inputs.skipped:
+        logger.warning("skipped %s", error)
     return inputs
 
 
 def read_humans(path: str | Path) -> dict[str, Any]:
-    """Human reference scores: a JSON file in the shape of an M3Eval score file."""
+    """Human reference scores: a JSON file in the shape of a benchmark's score card (M3Eval's:
+    the JSON ``m3kit score m3eval --json`` prints)."""
     file = Path(path)
     if not file.is_file():
         raise ReportInputError("no such file", path=file, field="--humans")
     data = _read_json(file)
-    if not _is_m3eval_scores(data):
+    if _card_benchmark(data) is None:
         raise ReportInputError("not M3Eval scores (expected keys such as divided_attention, "
                                "memory_interference, interleaved, nback)", path=file,
                                field="--humans")
     return data
 
 
+def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun]:
+    """``benchmark``'s logs as runs, one per system (``Benchmark.system_label``): the logs of
+    one system pooled (``m3kit.report.pooling.pool_logs``), then read
+    (``m3kit.report.logs.read_run``)."""
+    from m3kit.report.pooling import pool_logs
+
+    label = benchmark.system_label.load()
+    pooled = pool_logs(logs, lambda log: label(run_header(log)))
+    return [read_run(log) for log in pooled.values()]
+
+
 def build_report(paths: Sequence[str | Path], out_dir: str | Path,
                  humans: str | Path | None = None, title: str = "m3kit report") -> Path:
     """Read ``paths``, render each benchmark's sections into ``out_dir``, write the report;
     return the path of ``index.html``."""
-    from m3kit.report import m3eval
     from m3kit.report.html import write_report
 
     inputs = read_inputs(paths)
     human_scores = read_humans(humans) if humans is not None else None
+    human_of = _card_benchmark(human_scores) if human_scores is not None else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    by_module: dict[str, list[Any]] = {}
+    by_benchmark: dict[str, list[EvalLog]] = {}
     for log in inputs.logs:
         if log.status != "success":
             logger.warning("%s: run %s, reporting the samples it has", log.location, log.status)
-        by_module.setdefault(report_module(task_name(log)), []).append(log)
+        by_benchmark.setdefault(benchmark_of(log).name, []).append(log)
     sections: list[ReportSection] = []
-    m3eval_logs = by_module.pop("m3eval", [])
-    if m3eval_logs or inputs.m3eval_scores or human_scores is not None:
-        scores = m3eval.scores_from_logs(m3eval_logs) if m3eval_logs else {}
-        for name, data in inputs.m3eval_scores.items():
-            if name in scores:
-                raise ReportInputError(f"a score file and an eval log both name the system "
-                                       f"{name!r}", field="system")
-            scores[name] = data
-        sections += m3eval.m3eval_sections(scores, out, humans=human_scores)
-    for module_name, logs in by_module.items():
-        try:
-            module = importlib.import_module(f"m3kit.report.{module_name}")
-        except ModuleNotFoundError as exc:
-            raise ReportInputError(f"the {module_name} report is not available: {exc}",
-                                   path=logs[0].location) from exc
-        sections += module.sections(logs, out)
+    for benchmark in BENCHMARKS:
+        logs = by_benchmark.get(benchmark.name, [])
+        cards = inputs.cards.get(benchmark.name, {})
+        given_humans = human_scores if human_of is benchmark else None
+        if not logs and not cards and given_humans is None:
+            continue
+        sections += benchmark.report_sections.load()(pooled_runs(benchmark, logs), out,
+                                                     cards=cards, humans=given_humans)
     return write_report(sections, out, title=title)

@@ -1,8 +1,8 @@
 """The report every benchmark writes into: sections of tables and figures, one HTML page.
 
-A benchmark's report module (``m3kit.report.m3eval``, ``.videomme``, ``.m3exam``) turns eval logs
-(or scores of external predictions) into ``ReportSection``s; ``write_report`` lays them out as
-``index.html`` beside the figures' PNG files and one Markdown file of all tables.
+A benchmark's report code (``m3kit.benchmarks.<name>.report``) turns runs (or scores of
+external predictions) into ``ReportSection``s (``m3kit.schema.report``); ``write_report`` lays
+them out as ``index.html`` beside the figures' PNG files and one Markdown file of all tables.
 """
 
 from __future__ import annotations
@@ -11,22 +11,9 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
-from m3kit.report.tables import Table
+from m3kit.schema.report import ReportSection, Table
 
 __all__ = ["ReportSection", "write_report"]
-
-
-class ReportSection(BaseModel):
-    """A titled part of the report: tables, then figures (PNG files already written into the
-    report folder, named relative to it), then free-text notes."""
-
-    benchmark: str
-    title: str
-    tables: list[Table] = Field(default_factory=list)
-    figures: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
 
 
 _STYLE = """

@@ -4,13 +4,25 @@ This package imports nothing heavier than pydantic: no decoders, no models, no i
 """
 
 from m3kit.schema.conversation import Attachment, Conversation, Round, Session
+from m3kit.schema.evallog import (
+    MEDIA_FAILURE,
+    LoggedSample,
+    SampleRecord,
+    ScoreItem,
+    ScoreStatus,
+    read_record,
+    round_of,
+    sample_question,
+)
 from m3kit.schema.io import (
     iter_json_records,
+    raw_problem,
     read_json_lines,
     read_json_records,
     read_json_records_lenient,
     read_jsonl,
     read_jsonl_lenient,
+    read_predictions_lenient,
     write_jsonl,
 )
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, TimeSpan, VideoRef
@@ -27,12 +39,14 @@ from m3kit.schema.question import Choice, ChoiceRole, Question, QuestionGroup
 from m3kit.schema.skipped import SkippedRecord
 
 __all__ = [
+    "MEDIA_FAILURE",
     "Attachment",
     "Choice",
     "ChoiceRole",
     "Conversation",
     "FrameTile",
     "ImageRef",
+    "LoggedSample",
     "MediaRef",
     "PdfPageRef",
     "Prediction",
@@ -44,16 +58,24 @@ __all__ = [
     "Question",
     "QuestionGroup",
     "Round",
+    "SampleRecord",
+    "ScoreItem",
+    "ScoreStatus",
     "Session",
     "SkippedRecord",
     "TimeSpan",
     "Usage",
     "VideoRef",
     "iter_json_records",
+    "raw_problem",
     "read_json_lines",
     "read_json_records",
     "read_json_records_lenient",
     "read_jsonl",
     "read_jsonl_lenient",
+    "read_predictions_lenient",
+    "read_record",
+    "round_of",
+    "sample_question",
     "write_jsonl",
 ]

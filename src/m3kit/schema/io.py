@@ -6,12 +6,16 @@ can skip what it cannot use and report it.
 
 Records are named as follows: in JSON Lines by their 1-based line number (plus the record's
 ``id`` when it has one), in a JSON list by their ``id`` or, without one, their 0-based index.
+
+JSON Lines are read line by line, so one line that is not UTF-8 text or not JSON costs that
+line only. ``read_predictions_lenient`` is the one reader of external predictions files behind
+every ``m3kit score`` verb: a bad line, a record that does not validate and an id given again
+are skipped and named, the rest is scored.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,14 +23,19 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from m3kit.errors import SchemaError
+from m3kit.files import atomic_file
+from m3kit.schema.skipped import SkippedRecord
 
 __all__ = [
+    "UndecodableLine",
     "iter_json_records",
+    "raw_problem",
     "read_json_lines",
     "read_json_records",
     "read_json_records_lenient",
     "read_jsonl",
     "read_jsonl_lenient",
+    "read_predictions_lenient",
     "write_jsonl",
 ]
 
@@ -64,20 +73,18 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
     The file is written next to its destination and moved into place, so a reader never sees
     a half-written file; missing parent directories are created.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     count = 0
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(rec.model_dump_json())
-                fh.write("\n")
-                count += 1
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path, "w") as fh:
+        for rec in records:
+            fh.write(rec.model_dump_json())
+            fh.write("\n")
+            count += 1
     return count
+
+
+class UndecodableLine(json.JSONDecodeError):
+    """A JSON Lines line that is not UTF-8 text: reported, like a line that is not JSON, by the
+    reader that meets it, and the lines after it are still read."""
 
 
 # A raw record: the value parsed from JSON, or the JSON error that stopped parsing it.
@@ -116,18 +123,42 @@ def _read_text(path: str | Path) -> str:
         raise SchemaError(f"cannot read file: {exc}", path=path) from exc
 
 
+def _read_bytes(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise SchemaError("file not found", path=path) from exc
+    except OSError as exc:
+        raise SchemaError(f"cannot read file: {exc}", path=path) from exc
+
+
+def _text_lines(path: str | Path) -> Iterator[tuple[int, str | UndecodableLine]]:
+    """``(line number, text)`` per line of a file, split at ``\\n`` (JSON Lines' separator;
+    a ``\\r`` before it and a UTF-8 byte-order mark are dropped); a line that is not UTF-8
+    comes as an ``UndecodableLine``."""
+    data = _read_bytes(path).removeprefix(b"\xef\xbb\xbf")
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield lineno, raw.removesuffix(b"\r").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield lineno, UndecodableLine(f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                                          "", 0)
+
+
 def iter_json_records(
     path: str | Path, *, lines: bool | None = None, id_keys: Sequence[str] = ("id",)
 ) -> Iterator[tuple[str, _Raw]]:
     """``(record name, raw value)`` per record of a JSON list, or of JSON Lines (``lines``;
-    by default when the file ends in ``.jsonl``). A line that is not JSON comes as its
-    ``JSONDecodeError`` so a lenient reader can report it and go on; a JSON list that does not
-    parse, or is not a list, raises ``SchemaError``. Records are named by the first of
-    ``id_keys`` they carry (``"3 (id q7)"`` for a line, ``"q7"`` in a list), else their line
-    number or index."""
-    text = _read_text(path)
+    by default when the file ends in ``.jsonl``). A line that is not JSON (or not UTF-8 text:
+    ``UndecodableLine``) comes as its ``JSONDecodeError`` so a lenient reader can report it and
+    go on (``raw_problem`` words it); a JSON list that does not parse, or is not a list, raises
+    ``SchemaError``. Records are named by the first of ``id_keys`` they carry (``"3 (id q7)"``
+    for a line, ``"q7"`` in a list), else their line number or index."""
     if lines if lines is not None else Path(path).suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        for lineno, line in _text_lines(path):
+            if isinstance(line, UndecodableLine):
+                yield str(lineno), line
+                continue
             if not line.strip():
                 continue  # blank lines (a trailing newline, hand-edited files) are not records
             try:
@@ -138,6 +169,7 @@ def iter_json_records(
             rid = _record_id(raw, id_keys)
             yield (f"{lineno} (id {rid})" if rid is not None else str(lineno)), raw
         return
+    text = _read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -168,9 +200,20 @@ def _record_id(raw: Any, id_keys: Sequence[str] = ("id",)) -> str | None:
     return None
 
 
-def _validate(path: str | Path, record: str | int, raw: _Raw, model: type[M]) -> M:
+def raw_problem(raw: _Raw) -> str | None:
+    """Why a raw record from ``iter_json_records`` is no record at all (a line that is not
+    UTF-8 text, or not JSON), or ``None`` when it parsed."""
+    if isinstance(raw, UndecodableLine):
+        return raw.msg
     if isinstance(raw, json.JSONDecodeError):
-        raise SchemaError(f"invalid JSON: {raw.msg} (column {raw.colno})", path=path, record=record)
+        return f"invalid JSON: {raw.msg} (column {raw.colno})"
+    return None
+
+
+def _validate(path: str | Path, record: str | int, raw: _Raw, model: type[M]) -> M:
+    problem = raw_problem(raw)
+    if problem is not None:
+        raise SchemaError(problem, path=path, record=record)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -200,3 +243,40 @@ def _collect(
         except SchemaError as err:
             bad.append(err)
     return good, bad
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+def read_predictions_lenient(
+    path: str | Path,
+    model: type[P],
+    records: Iterable[tuple[str, _Raw]] | None = None,
+    *,
+    id_keys: Sequence[str] = ("id",),
+) -> tuple[list[P], list[SkippedRecord]]:
+    """The records of a predictions file as ``model`` (which has an ``id``), and one
+    ``SkippedRecord`` per record left out: a line that is not UTF-8 text or not JSON, a record
+    that does not validate, an id given again (the first one is kept). ``records`` are the
+    file's raw records when they are not JSON Lines (a TSV, a sheet, a JSON list), named as
+    ``iter_json_records`` names them. A file that cannot be read at all raises ``SchemaError``.
+    """
+    raws = records if records is not None else iter_json_records(path, lines=True,
+                                                                 id_keys=id_keys)
+    good: list[P] = []
+    skipped: list[SkippedRecord] = []
+    seen: set[str] = set()
+    for record, raw in raws:
+        try:
+            item = _validate(path, record, raw, model)
+        except SchemaError as err:
+            skipped.append(SkippedRecord.from_error(err))
+            continue
+        rid = str(item.id)  # type: ignore[attr-defined]
+        if rid in seen:
+            skipped.append(SkippedRecord.at(path, record, f"id {rid!r} given again: the first "
+                                            "prediction is kept", "id"))
+            continue
+        seen.add(rid)
+        good.append(item)
+    return good, skipped

@@ -23,16 +23,16 @@ Times are seconds. ``source_time`` is measured in the source file (not relative 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from m3kit.errors import SchemaError
+from m3kit.files import atomic_write_text
 
 __all__ = [
+    "SIDE_ORDER",
     "FrameTile",
     "ProbeFrame",
     "ProbeKind",
@@ -48,7 +48,8 @@ Side = Literal["left", "right", "full"]
 
 MANIFEST_VERSION = 1
 _RECORD = ConfigDict(extra="forbid", frozen=True)
-_SIDE_ORDER = {"left": 0, "right": 1, "full": 2}
+# Tiles of one frame, left to right; a full-frame tile last.
+SIDE_ORDER: dict[Side, int] = {"left": 0, "right": 1, "full": 2}
 
 
 class ProbeSource(BaseModel):
@@ -320,16 +321,7 @@ class ProbeManifest(BaseModel):
 
     def save(self, path: str | Path) -> Path:
         """Write the manifest as JSON, atomically (a temporary file moved into place)."""
-        p = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=".part.json", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(self.to_json())
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return p
+        return atomic_write_text(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> ProbeManifest:
@@ -360,7 +352,7 @@ def _segment_lines(
         by_segment.setdefault(seg.segment, []).append(seg)
     lines = [f"segments: {len(by_segment)}"]
     for k in sorted(by_segment)[:limit]:
-        group = sorted(by_segment[k], key=lambda s: _SIDE_ORDER[s.side])
+        group = sorted(by_segment[k], key=lambda s: SIDE_ORDER[s.side])
         first = group[0]
         what = ", ".join(
             f"{s.source}{s.part + 1 if numbered else ''} {s.source_start:.2f}–{s.source_end:.2f} s"

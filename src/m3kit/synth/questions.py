@@ -36,6 +36,8 @@ from m3kit.synth.vocab import ACTIONS, ACTOR_COLOURS, NAMES
 
 __all__ = [
     "BENCHMARK",
+    "FALSE_SOURCE_LABELS",
+    "SOURCE_MEMORY_LABELS",
     "Paradigm",
     "ProbeContext",
     "false_memory_questions",
@@ -55,8 +57,9 @@ _FAMILIES: dict[Family, tuple[str, ChoiceRole]] = {
     "order_disruption": ("order_understanding", ChoiceRole.ORDER_DISRUPTION),
     "content_forgetting": ("content_retention", ChoiceRole.CONTENT_FORGETTING),
 }
-_SOURCE_LABELS = ("Video 1", "Video 2")
-_FALSE_MEMORY_LABELS = ("Video 1", "Video 2", "Both videos", "Neither video")
+# M3Eval's option texts for source-memory and false-memory questions (the released QA files).
+SOURCE_MEMORY_LABELS: tuple[str, ...] = ("Video 1", "Video 2")
+FALSE_SOURCE_LABELS: tuple[str, ...] = ("Video 1", "Video 2", "Both videos", "Neither video")
 
 
 class ProbeContext(BaseModel):
@@ -199,7 +202,7 @@ def source_memory_questions(
             options = [
                 Option(label, ChoiceRole.CORRECT if video == target else ChoiceRole.SOURCE_CONFUSION,
                        video)
-                for label, video in zip(_SOURCE_LABELS, ("video1", "video2"))
+                for label, video in zip(SOURCE_MEMORY_LABELS, ("video1", "video2"))
             ]
             out.append(_question(
                 probe, item, "source_memory", target, ev, stem, letter_options(options, None),
@@ -238,7 +241,7 @@ def false_memory_questions(
             options = [
                 Option(label, ChoiceRole.CORRECT if label == "Neither video"
                        else ChoiceRole.DISTRACTOR, label.lower().replace(" ", "_"))
-                for label in _FALSE_MEMORY_LABELS
+                for label in FALSE_SOURCE_LABELS
             ]
             out.append(_question(
                 probe, item, "false_memory_discrimination", "neither", ev, stem,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from m3kit.files import atomic_write_text
 from m3kit.media.encode import VideoWriter
 from m3kit.synth.draw import FrameDrawer
 from m3kit.synth.script import VideoScript
@@ -42,7 +43,5 @@ def render_script(script: VideoScript, out_dir: str | Path) -> Path:
                      keyint=keyint) as writer:
         for index in range(script.frame_count):
             writer.write(drawer.draw(index))
-    tmp = script_path.with_name(f".{script_path.name}.tmp")
-    tmp.write_text(script.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(script_path)
+    atomic_write_text(script_path, script.model_dump_json(indent=2))
     return path

@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from m3kit.errors import SchemaError
+from m3kit.files import atomic_write_text
 from m3kit.schema.io import read_jsonl, write_jsonl
 from m3kit.schema.question import Question
 from m3kit.synth.config import PARADIGMS, SUITE_VERSION, SuiteConfig
@@ -188,7 +189,7 @@ def build_suite(
         counts=dict(Counter(q.metadata["paradigm"] for q in questions)),
         build_seconds=round(time.perf_counter() - began, 3),
     )
-    _write_atomic(root / "suite.json", manifest.model_dump_json(indent=2))
+    atomic_write_text(root / "suite.json", manifest.model_dump_json(indent=2))
     return Suite(root=root, manifest=manifest, questions=_absolute(questions, root))
 
 
@@ -283,9 +284,3 @@ def _absolute(questions: list[Question], root: Path) -> list[Question]:
         media = [m.model_copy(update={"path": str(base / m.path)}) for m in q.media]
         out.append(q.model_copy(update={"media": media}))
     return out
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -26,7 +26,7 @@ from typing import Any
 
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from m3kit.benchmarks.m3eval.backend import InspectBackend
+from m3kit.models.backend import InspectBackend
 
 CAPTION = {
     "main_storyline": "A cook prepares a meal at a kitchen counter, chopping and then frying.",

@@ -6,12 +6,14 @@ The questions and outputs are in conftest.py (PREDICTIONS says what each output 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from m3kit.benchmarks.m3eval.load import load_m3eval
-from m3kit.benchmarks.m3eval.score import score_m3eval
+from m3kit.benchmarks.m3eval.score import score_predictions
 from m3kit.cli.main import main
 from m3kit.schema import Choice, ChoiceRole, Question
 
@@ -22,7 +24,9 @@ def _storyline(source: float, order: float, content: float) -> dict[str, float]:
             "content_retention": content}
 
 
-# Hand-computed from conftest.PREDICTIONS (percent, 4 decimals):
+THIRD, TWO_THIRDS = 1 / 3 * 100, 2 / 3 * 100  # 33.33333333333333, 66.66666666666666
+
+# Hand-computed from conftest.PREDICTIONS (percent, full precision):
 EXPECTED = {
     "divided_attention": {
         # no swap: source id ss-1 right, ss-9 wrong -> 1/2; order ss-2 wrong (ss-11 excluded)
@@ -37,14 +41,14 @@ EXPECTED = {
     },
     "memory_interference": {
         # mi-1 wrong (D: intrusion), mi-2 right, mi-6 invalid -> acc 1/3, intrusions 1/3
-        "proactive": {"accuracy": 33.3333, "intrusion_rate": 33.3333},
+        "proactive": {"accuracy": THIRD, "intrusion_rate": THIRD},
         # mi-3 wrong (C = intrusion_option_letter), mi-4 right, mi-5 wrong -> acc 1/3;
         # intrusion over mi-3 and mi-4 only (mi-5 has no role info) -> 1/2
-        "retroactive": {"accuracy": 33.3333, "intrusion_rate": 50.0},
+        "retroactive": {"accuracy": THIRD, "intrusion_rate": 50.0},
         "repeat_target": {"accuracy": 100.0, "intrusion_rate": 0.0},  # mt-1 right
         "repeat_interferer": {"accuracy": 0.0, "intrusion_rate": 100.0},  # mt-2 intrusion
-        # 100/3 - 100/3 = 0; 100/3 - 50 = -16.6667
-        "delta": {"accuracy": 0.0, "intrusion_rate": -16.6667},
+        # 100/3 - 100/3 = 0; 100/3 - 50 = -16.666...
+        "delta": {"accuracy": 0.0, "intrusion_rate": THIRD - 50.0},
     },
     "interleaved": {
         "source_identification": 100.0,  # il-1 right
@@ -57,22 +61,24 @@ EXPECTED = {
         # right: nb-1, nb-4, nb-5; wrong: nb-2, nb-3; invalid: nb-6 -> 3/6
         "accuracy": 50.0,
         # action: nb-1 right, nb-2 and nb-6 not -> 1/3; scene: nb-4, nb-5 right, nb-3 not -> 2/3
-        "by_attribute": {"action": 33.3333, "scene": 66.6667},
+        "by_attribute": {"action": THIRD, "scene": TWO_THIRDS},
         # N=1: nb-1 | nb-3, nb-6 -> 1/3; N=2: nb-4 | nb-2 -> 1/2; N=3: nb-5 -> 1/1
-        "by_n": {"1": 33.3333, "2": 50.0, "3": 100.0},
+        "by_n": {"1": THIRD, "2": 50.0, "3": 100.0},
         # K=3: nb-1 | nb-2 -> 1/2; K=4: nb-4, nb-5 | nb-3, nb-6 -> 2/4
         "by_k": {"3": 50.0, "4": 50.0},
         "by_k_n": {"K=3,N=1": 100.0, "K=3,N=2": 0.0, "K=4,N=1": 0.0, "K=4,N=2": 100.0,
                    "K=4,N=3": 100.0},
         # points (N, acc): (1,100) (2,0) (1,0) (2,100) (3,100): see tests/metrics/test_fits.py
-        # slope = 60 / 2.8 = 21.4286, intercept = 60 - 1.8 * slope = 21.4286,
-        # std = sqrt(10714.2857 / 3) = 59.7614
-        "fit_n": {"slope": 21.4286, "intercept": 21.4286, "residual_std": 59.7614, "points": 5},
+        # slope = 60 / 2.8 = 150/7 = 21.43, intercept = 60 - 1.8 * slope = 150/7,
+        # SSE = 75000/7 = 10714.29, std = sqrt(SSE / 3) = 59.76
+        "fit_n": {"slope": 150 / 7, "intercept": 150 / 7, "residual_std": math.sqrt(25000 / 7),
+                  "points": 5},
         # points (K, acc): (3,100) (3,0) (4,0) (4,100) (4,100): mean K 3.6, mean acc 60,
         # Sxx = 2 * 0.36 + 3 * 0.16 = 1.2, Sxy = -24 + 36 - 24 + 16 + 16 = 20,
-        # slope = 20 / 1.2 = 16.6667, intercept = 60 - 3.6 * 16.6667 = 0;
-        # residuals 50, -50, -66.667, 33.333, 33.333: SSE = 11666.667, std = sqrt(SSE/3) = 62.361
-        "fit_k": {"slope": 16.6667, "intercept": 0.0, "residual_std": 62.361, "points": 5},
+        # slope = 20 / 1.2 = 50/3, intercept = 60 - 3.6 * 50/3 = 0;
+        # residuals 50, -50, -200/3, 100/3, 100/3: SSE = 35000/3, std = sqrt(SSE/3) = 62.36
+        "fit_k": {"slope": 50 / 3, "intercept": 0.0, "residual_std": math.sqrt(35000 / 9),
+                  "points": 5},
     },
     "n_invalid": 4,  # ss-3, ss-6, mi-6, nb-6
     "n_excluded": 2,  # ss-10 (given), ss-11 (the authors' video-failure sentinel)
@@ -82,12 +88,27 @@ EXPECTED = {
 }
 
 
+def assert_close(actual: Any, expected: Any, where: str = "result") -> None:
+    """``actual`` equals ``expected`` key for key; floats to 1e-12 relative (1e-9 absolute
+    near 0), far tighter than any rounding to 4 decimals (33.3333 vs 100/3 differs by 1e-6)."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys(), where
+        for key in expected:
+            assert_close(actual[key], expected[key], f"{where}[{key!r}]")
+    elif isinstance(expected, float):
+        assert isinstance(actual, float), where
+        assert math.isclose(actual, expected, rel_tol=1e-12, abs_tol=1e-9), (where, actual)
+    else:
+        assert actual == expected, where
+
+
 def test_score_equals_hand_computation(
     released_root: Path, released_predictions: dict[str, str], released_excluded: set[str]
 ) -> None:
     loaded = load_m3eval(released_root)
-    result = score_m3eval(loaded.questions, released_predictions, excluded=released_excluded)
-    assert result == EXPECTED
+    result = score_predictions(loaded.questions, released_predictions,
+                               excluded=released_excluded).model_dump()
+    assert_close(result, EXPECTED)
 
 
 def test_cli_json_equals_hand_computation(released_root: Path, predictions_file: Path,
@@ -100,7 +121,10 @@ def test_cli_json_equals_hand_computation(released_root: Path, predictions_file:
     # 8 records of the release were skipped (see test_load.py); one prediction matches nothing
     assert result.pop("n_skipped_records") == 8
     assert result.pop("n_unmatched_predictions") == 1
-    assert result == EXPECTED
+    assert_close(result, EXPECTED)
+    # unrounded: 1 of 3 proactive answers right is 1/3 * 100 to the last bit, not 33.3333
+    assert result["memory_interference"]["proactive"]["accuracy"] == 1 / 3 * 100
+    assert '"accuracy": 33.33333333333333,' in out.out
     assert "not json" not in out.out and "invalid JSON" in out.err
     assert "not-a-question" in out.err
 
@@ -111,6 +135,8 @@ def test_cli_tables_and_errors(released_root: Path, predictions_file: Path, tmp_
                  str(predictions_file)]) == 0
     text = capsys.readouterr().out
     assert "spatial source grounding" in text and "50.00" in text
+    # the table rounds for display: 2 decimals (100/3 -> 33.33)
+    assert "33.33" in text and "33.333" not in text
     # a missing folder or predictions file: one line, exit 2
     assert main(["score", "m3eval", "--data", str(tmp_path / "nope"), "--predictions",
                  str(predictions_file)]) == 2
@@ -139,13 +165,13 @@ def test_intrusion_rate_counts_invalid_answers_and_skips_unannotated_questions()
              "q3": "The final answer is D",  # irrelevant distractor
              "q4": "b",  # invalid: in the denominator, not an intrusion
              "q5": "The final answer is B"}  # no roles: accuracy only
-    result = score_m3eval(qs, preds)["memory_interference"]["proactive"]
+    result = score_predictions(qs, preds).model_dump()["memory_interference"]["proactive"]
     # accuracy 0/5; intrusion 2/4 (q5 has no annotation)
     assert result == {"accuracy": 0.0, "intrusion_rate": 50.0}
 
 
 def test_empty_cells_are_none() -> None:
-    result = score_m3eval([], {})
+    result = score_predictions([], {}).model_dump()
     assert result["divided_attention"]["no_swap"]["source_identification"] is None
     assert result["memory_interference"]["delta"] == {"accuracy": None, "intrusion_rate": None}
     assert "repeat_target" not in result["memory_interference"]
@@ -161,7 +187,7 @@ def test_synthetic_suite_metadata_scores_in_the_same_columns() -> None:
                           Choice(letter="B", text="y", role=ChoiceRole.ORDER_DISRUPTION)],
                  metadata={"paradigm": "divided_attention", "condition": "swap10",
                            "question_type": "order_understanding"})
-    result = score_m3eval([q], {"s1": "The final answer is A"})
+    result = score_predictions([q], {"s1": "The final answer is A"}).model_dump()
     assert result["divided_attention"]["swap"]["order_understanding"] == 100.0
     # no no-swap question: no delta
     assert result["divided_attention"]["delta"]["order_understanding"] is None
@@ -169,7 +195,7 @@ def test_synthetic_suite_metadata_scores_in_the_same_columns() -> None:
 
 def test_cli_nothing_to_score_is_an_error(released_root: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """Finding 16: every record skipped, or no prediction matching a question, is one error
+    """Every record skipped, or no prediction matching a question, is one error
     line and exit 2, not a table of dashes with exit 0."""
     bad_root = tmp_path / "all_bad"
     folder = bad_root / "qa_root" / "interleaved"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from m3kit.benchmarks import run_eval
 from m3kit.benchmarks.m3eval.load import load_m3eval
-from m3kit.benchmarks.m3eval.score import score_m3eval, scores_from_log
-from m3kit.benchmarks.m3eval.task import released_task
+from m3kit.benchmarks.m3eval.score import score_predictions, scores_from_log
+from m3kit.benchmarks.m3eval.task import frame_policy_for, released_task
 from m3kit.errors import M3kitError
-from m3kit.harness.frames import frame_policy_for
-from m3kit.harness.run import run_eval
+from m3kit.report.logs import read_samples
 
 MODEL = "m3kit/builtin"
 
@@ -44,12 +44,12 @@ def test_divided_attention_runs_and_scores_like_external_predictions(
     assert _metrics(log)["excluded_count"] == 1 and _metrics(log)["failed_count"] == 0
     assert len(_record(samples["ss-1"])["frames"]) == 2
     # the log's numbers equal the external scorer's on the same raw outputs
-    from_log = scores_from_log(log)
+    from_log = scores_from_log(read_samples(log))
     questions = load_m3eval(released_root).select("divided_attention")
     outputs = {str(s.id): s.output.completion for s in log.samples}
-    external = score_m3eval(questions, outputs, excluded={"ss-10"})
+    external = score_predictions(questions, outputs, excluded={"ss-10"})
     assert from_log == external
-    assert from_log["n_excluded"] == 1 and from_log["n_scored"] == 10
+    assert from_log.n_excluded == 1 and from_log.n_scored == 10
 
 
 def test_nback_frames_per_clip_and_blind(released_root: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fakeserver import ScriptedServer
 
 from m3kit.benchmarks.m3exam.judge import (
     HumanLabel,
@@ -17,7 +18,6 @@ from m3kit.benchmarks.m3exam.judge import (
     judge_agreement_report,
     judge_answers,
 )
-from m3kit.harness.fakeserver import ScriptedServer
 
 _ANSWER = re.compile(r"^Model's answer: (.*)$", re.MULTILINE)
 # What the scripted judge says for each prediction.

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fakeserver import ScriptedServer
 
 from m3kit.benchmarks.m3exam.load import M3ExamData, load_m3exam
 from m3kit.benchmarks.m3exam.score import (
@@ -17,7 +18,6 @@ from m3kit.benchmarks.m3exam.score import (
     read_predictions,
     score_m3exam,
 )
-from m3kit.harness.fakeserver import ScriptedServer
 from m3kit.schema import Conversation, Question
 
 
@@ -82,6 +82,29 @@ def test_per_type_total_and_overall_hand_computed(data: M3ExamData) -> None:
     assert total["overall"] == pytest.approx(0.716939, abs=1e-6)
     assert result["missing"] == 1  # p/5
     assert result["skipped"] == ["p/99: no such question"]
+
+
+def test_fj_whole_answer_by_default_and_letter_on_request(data: M3ExamData) -> None:
+    preds = {"p/0": "Medial Saphenous Vein", "p/2": "The answer is C"}
+    exact = score_m3exam(data, preds)
+    # the paper's rule: "the answer is c" is not the letter "c" -> fj EM 0; EM (1 + 0) / 2
+    assert exact["fj_rule"] == "exact"
+    assert exact["per_type"]["fj"] == {"count": 1, "em": 0.0}
+    assert exact["total"]["em"] == pytest.approx(0.5)
+    letter = score_m3exam(data, preds, fj_rule="letter")
+    # m3kit's addition: the stated letter C -> fj EM 1; EM (1 + 1) / 2; other types unchanged
+    assert letter["fj_rule"] == "letter"
+    assert letter["per_type"]["fj"] == {"count": 1, "em": 1.0}
+    assert letter["total"]["em"] == pytest.approx(1.0)
+    assert letter["per_type"]["ss"] == exact["per_type"]["ss"]
+
+
+def test_unknown_fj_rule_is_a_typed_error(data: M3ExamData) -> None:
+    from m3kit.errors import M3kitError
+
+    with pytest.raises(M3kitError, match="fj rule 'first'") as caught:
+        score_m3exam(data, {"p/2": "C"}, fj_rule="first")  # type: ignore[arg-type]
+    assert caught.value.field == "fj_rule"
 
 
 def test_overall_formula() -> None:

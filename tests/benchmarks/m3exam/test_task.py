@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
 
-from m3kit.benchmarks.m3exam.task import M3EXAM_KEY, conversation_stream, score_item
-from m3kit.harness.record import read_record
-from m3kit.harness.run import run_eval
+from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3exam.scorer import score_item as item_record
+from m3kit.benchmarks.m3exam.task import M3EXAM_KEY, conversation_stream
 from m3kit.media.pdf import write_text_pdf
 from m3kit.memory.base import AnswerRequest, Memory, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.schema import Question, Usage
+from m3kit.schema import Question, Usage, read_record
 
 SCORER = "m3exam_answer"
 # OCR is the builtin model's slowest part and irrelevant to what is tested here.
@@ -68,6 +69,11 @@ def _run(data: Path, tmp_path: Path, regime: str, **kwargs):
     return {s.id: s for s in log.samples}, log
 
 
+
+def score_item(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The scorer's per-item record as the score's metadata holds it."""
+    return item_record(*args, **kwargs).to_metadata()
+
 def test_score_item_by_hand() -> None:
     q = Question(id="p/0", benchmark="m3exam", text="?", answer="Medial Saphenous Vein",
                  alternatives=["Cephalic Vein", "Jugular Vein"], question_type="ss",
@@ -91,6 +97,29 @@ def test_score_item_by_hand() -> None:
     assert score_item(fm, "img_60")["f1"] is None
     fj = Question(id="p/2", benchmark="m3exam", text="?", answer="C", question_type="fj")
     assert score_item(fj, "C")["em"] == 1.0 and score_item(fj, "C")["in_total"] is False
+
+
+def test_score_item_fj_rule_by_hand() -> None:
+    fj = Question(id="p/2", benchmark="m3exam", text="?", answer="C", question_type="fj")
+    # the paper's rule: the whole normalised answer must be the letter ("c." -> "c")
+    assert score_item(fj, "c.")["em"] == 1.0
+    stated = score_item(fj, "The answer is C")
+    assert stated["em"] == 0.0 and stated["status"] == "incorrect"
+    # m3kit's addition: the letter the answer states
+    stated = score_item(fj, "The answer is C", fj_rule="letter")
+    assert stated["em"] == 1.0 and stated["status"] == "correct"
+
+
+@pytest.mark.parametrize(("task_args", "rule"), [({}, "exact"), ({"fj_letter": True}, "letter")])
+def test_fj_rule_task_argument_is_recorded_and_applied(
+    persona: Path, tmp_path: Path, task_args: dict, rule: str
+) -> None:
+    from m3kit.metrics.text_match import fj_em
+
+    samples, log = _run(persona, tmp_path, "text", task_args={"types": "fj", **task_args})
+    assert log.eval.metadata["m3kit_fj_rule"] == rule
+    (sample,) = samples.values()
+    assert sample.scores[SCORER].value == fj_em(sample.output.completion, ["A"], rule)
 
 
 def test_oracle_multimodal_sends_images_and_rendered_pages(persona: Path, tmp_path: Path
@@ -122,9 +151,10 @@ def test_oracle_multimodal_sends_images_and_rendered_pages(persona: Path, tmp_pa
     assert metrics["em"].value == pytest.approx(sum(ems) / len(ems))
     # ``m3kit eval`` prints the harness's results table from the same log: share of full-EM
     # items as accuracy, the failed question counted.
-    from m3kit.harness.results import result_rows
+    from m3kit.benchmarks.m3eval.score import result_rows
+    from m3kit.report.logs import read_samples
 
-    (overall, *_) = result_rows(log)
+    (overall, *_) = result_rows(read_samples(log))
     assert overall.n == 4 and overall.failed == 1
     assert overall.accuracy == pytest.approx(sum(e == 1.0 for e in ems) / 4)
 

@@ -137,16 +137,16 @@ def test_predictions_jsonl_tsv_and_lmms_eval(tmp_path: Path) -> None:
     jsonl = tmp_path / "p.jsonl"
     jsonl.write_text('{"question_id": "001-1", "prediction": "B"}\n'
                      '{"question_id": "001-2", "prediction": null}\n', encoding="utf-8")
-    assert read_predictions(jsonl) == {"001-1": "B", "001-2": ""}
+    assert _replies(jsonl) == {"001-1": "B", "001-2": ""}
     tsv = tmp_path / "p.tsv"
     tsv.write_text("index\tquestion_id\tprediction\n0\t001-1\tFinal Answer: C\n1\t001-2\t\n",
                    encoding="utf-8")
-    assert read_predictions(tsv) == {"001-1": "Final Answer: C", "001-2": ""}
+    assert _replies(tsv) == {"001-1": "Final Answer: C", "001-2": ""}
     # a log that keeps the dataset row (lm-eval-harness style)
     kept_doc = tmp_path / "samples_kept_doc.jsonl"
     kept_doc.write_text('{"doc_id": 0, "doc": {"question_id": "001-1"}, "resps": [["D"]], '
                         '"filtered_resps": ["D"]}\n', encoding="utf-8")
-    assert read_predictions(kept_doc) == {"001-1": "D"}
+    assert _replies(kept_doc) == {"001-1": "D"}
 
 
 def test_predictions_from_lmms_eval_log_samples(tmp_path: Path) -> None:
@@ -156,36 +156,123 @@ def test_predictions_from_lmms_eval_log_samples(tmp_path: Path) -> None:
     first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     assert "doc" not in first and "question_id" not in first  # the id is in the metric entry
     # the reply after lmms-eval's filters is what its own scorer saw
-    assert read_predictions(path) == {"001-1": "E", "001-2": "Final Answer: B"}
+    assert _replies(path) == {"001-1": "E", "001-2": "Final Answer: B"}
 
 
 def test_predictions_from_vlmevalkit_tsv_and_json(tmp_path: Path) -> None:
     replies = {"001-1": "E", "001-2": "The answer is A.\nThe\tbicycle is red.", "001-3": None}
     expected = {r["question_id"]: replies.get(r["question_id"]) or "" for r in rows()}
-    assert read_predictions(vlmevalkit_tsv(tmp_path, rows(), replies)) == expected
-    assert read_predictions(vlmevalkit_json(tmp_path, rows(), replies)) == expected
+    assert _replies(vlmevalkit_tsv(tmp_path, rows(), replies)) == expected
+    assert _replies(vlmevalkit_json(tmp_path, rows(), replies)) == expected
     # VLMEvalKit's default: the .xlsx sheet, read as it is
-    assert read_predictions(vlmevalkit_xlsx(tmp_path, rows(), replies)) == expected
+    assert _replies(vlmevalkit_xlsx(tmp_path, rows(), replies)) == expected
     broken = tmp_path / "broken.xlsx"
     broken.write_bytes(b"PK\x03\x04")
     with pytest.raises(PredictionError, match="not a readable .xlsx"):
         read_predictions(broken)
 
 
-def test_non_utf8_tsv_predictions_are_a_typed_error(tmp_path: Path) -> None:
+def test_non_utf8_prediction_rows_are_skipped_and_named(tmp_path: Path) -> None:
     path = tmp_path / "preds.tsv"
-    # Latin-1 "é" (0xE9) is not UTF-8
-    path.write_bytes(b"question_id\tprediction\n001-1\tr\xe9ponse A\n")
-    with pytest.raises(PredictionError, match="not UTF-8") as info:
-        read_predictions(path)
-    assert info.value.path == str(path)
+    # Latin-1 "é" (0xE9) is not UTF-8: that row is skipped, the next one is read
+    path.write_bytes(b"question_id\tprediction\n001-1\tr\xe9ponse A\n001-2\tB\n")
+    replies, skipped = read_predictions(path)
+    assert replies == {"001-2": "B"}
+    assert [(s.file, s.record, s.reason) for s in skipped] == [
+        (str(path), "2", "not UTF-8 text")]
+    jsonl = tmp_path / "preds.jsonl"
+    jsonl.write_bytes(b'{"question_id": "001-1", "prediction": "r\xe9ponse"}\n'
+                      b'{"question_id": "001-2", "prediction": "C"}\n')
+    replies, skipped = read_predictions(jsonl)
+    assert replies == {"001-2": "C"}
+    assert [(s.record, s.reason) for s in skipped] == [("1", "not UTF-8 text (byte 42 of the line)")]
+    header = tmp_path / "bad_header.tsv"
+    header.write_bytes(b"question_id\tpr\xe9diction\n001-1\tA\n")
+    with pytest.raises(PredictionError, match="header row is not UTF-8") as info:
+        read_predictions(header)
     assert len(str(info.value).splitlines()) == 1
 
 
-def test_duplicate_prediction_is_an_error(tmp_path: Path) -> None:
+def test_duplicate_and_malformed_predictions_are_skipped_and_named(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text('{"question_id": "001-1", "prediction": "B"}\n'
-                    '{"question_id": "001-1", "prediction": "C"}\n', encoding="utf-8")
-    with pytest.raises(PredictionError, match="given twice") as info:
-        read_predictions(path)
-    assert info.value.record == "2"
+                    '{"question_id": "001-1", "prediction": "C"}\n'
+                    'not json\n'
+                    '{"question_id": "001-3", "prediction": {"answer": "D"}}\n'
+                    '{"prediction": "E"}\n'
+                    '{"question_id": "001-4", "prediction": "A"}\n', encoding="utf-8")
+    replies, skipped = read_predictions(path)
+    assert replies == {"001-1": "B", "001-4": "A"}  # the first of the repeated id is kept
+    assert [(s.record, s.field) for s in skipped] == [
+        ("2 (id 001-1)", "id"), ("3", None), ("4 (id 001-3)", "prediction"), ("5", "id")]
+    assert "given again" in skipped[0].reason and "invalid JSON" in skipped[1].reason
+    assert "no question_id" in skipped[3].reason
+
+
+def test_a_bad_jsonl_line_costs_its_group_only(tmp_path: Path) -> None:
+    write_table(tmp_path / "test.jsonl", rows())
+    table = tmp_path / "test.jsonl"
+    lines = table.read_text(encoding="utf-8").splitlines()
+    lines[5] = lines[5][:-5]  # 002-2 cut short: not JSON any more
+    table.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = load_videomme_v2(tmp_path)
+    assert [g.id for g in data.groups] == ["001", "003", "004"]
+    first, second = (str(e) for e in data.skipped)
+    assert first.startswith(f"{table}: record 6: row skipped: invalid JSON")
+    assert "group 002 skipped: 3 question(s) (002-1…002-4)" in second
+
+
+@pytest.mark.parametrize("video_id", ["../outside", "/etc/x", "a/b", "nul\x00byte"])
+def test_video_ids_that_are_no_plain_name_skip_their_group(tmp_path: Path, video_id: str
+                                                          ) -> None:
+    records = rows()
+    for r in records[:4]:
+        r["video_id"] = video_id
+        r["question_id"] = f"{video_id}-{r['question_id'][-1]}"
+    data = _loaded(tmp_path, records)
+    assert [g.id for g in data.groups] == ["002", "003", "004"]
+    (error,) = data.skipped
+    assert error.field == "video_id" and "group" in error.reason
+
+
+def test_a_video_linking_out_of_the_folder_skips_its_group(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.mp4"
+    secret.write_bytes(b"not yours")
+    root = tmp_path / "release"
+    (root / "videos").mkdir(parents=True)
+    (root / "videos" / "002.mp4").symlink_to(secret)
+    data = _loaded(root, rows())
+    assert [g.id for g in data.groups] == ["001", "003", "004"]
+    (error,) = data.skipped
+    assert (error.record, error.field) == ("group 002", "video_id")
+    assert "symbolic link" in error.reason
+
+
+def test_a_media_folder_linking_out_of_the_root_skips_every_group(tmp_path: Path) -> None:
+    """The root must hold its media: ``subtitles/`` linked to another disk takes every subtitle
+    path out of the root, so every group is refused by name; a folder link that stays inside the
+    root is followed."""
+    root = tmp_path / "release"
+    (root / "media" / "videos").mkdir(parents=True)
+    (root / "videos").symlink_to(root / "media" / "videos", target_is_directory=True)
+    elsewhere = tmp_path / "big_disk"
+    elsewhere.mkdir()
+    (root / "subtitles").symlink_to(elsewhere, target_is_directory=True)
+    data = _loaded(root, rows())
+    assert data.groups == []
+    assert [(e.record, e.field) for e in data.skipped] == [
+        (f"group {g}", "video_id") for g in ("001", "002", "003", "004")]
+    assert all("leaves the data root through a symbolic link" in e.reason for e in data.skipped)
+    (root / "subtitles").unlink()
+    assert [g.id for g in _loaded(root, rows()).groups] == ["001", "002", "003", "004"]
+
+
+def _loaded(root: Path, records: list[dict]):
+    write_table(root / "test.jsonl", records)
+    return load_videomme_v2(root)
+
+
+def _replies(path: Path) -> dict[str, str]:
+    replies, skipped = read_predictions(path)
+    assert skipped == []
+    return replies

@@ -155,24 +155,28 @@ def test_unreadable_media_exclude_the_group(tmp_path: Path) -> None:
     assert counted.n_excluded_groups == 0 and counted.n_failed == 1
 
 
-def test_cli_non_utf8_predictions_one_line_exit_2(tmp_path: Path, capsys) -> None:
+def test_cli_non_utf8_prediction_rows_are_named_skips(tmp_path: Path, capsys) -> None:
+    """One policy for every score verb: the row that is not UTF-8 is skipped and named on
+    stderr, the other rows are scored."""
     write_table(tmp_path / "test.parquet", rows())
     predictions = tmp_path / "latin1.tsv"
-    predictions.write_bytes("question_id\tprediction\n001-1\tréponse E\n".encode("latin-1"))
+    predictions.write_bytes("question_id\tprediction\n001-1\tréponse E\n001-2\tA\n"
+                            .encode("latin-1"))
     code = main(["score", "videomme-v2", "--data", str(tmp_path), "--predictions",
-                 str(predictions)])
-    assert code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "latin1.tsv" in err and "not UTF-8" in err
+                 str(predictions), "--json"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert f"skipped: {predictions}: record 2: not UTF-8 text" in err
+    assert "Traceback" not in err
 
 
-def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
+def test_cli_repeated_ids_keep_the_first_and_are_named(tmp_path: Path, capsys) -> None:
     write_table(tmp_path / "test.parquet", rows())
     predictions = tmp_path / "p.jsonl"
     predictions.write_text('{"question_id": "001-1", "prediction": "A"}\n'
                            '{"question_id": "001-1", "prediction": "B"}\n', encoding="utf-8")
     code = main(["score", "videomme-v2", "--data", str(tmp_path), "--predictions",
                  str(predictions), "--json"])
-    assert code == 2
+    assert code == 0
     err = capsys.readouterr().err
-    assert "given twice" in err and "record 2" in err and len(err.strip().splitlines()) == 1
+    assert "record 2 (id 001-1): field 'id': id '001-1' given again" in err

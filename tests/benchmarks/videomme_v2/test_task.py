@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from m3kit.benchmarks.videomme_v2.load import load_videomme_v2
-from m3kit.benchmarks.videomme_v2.score import score_log, score_predictions
+from m3kit.benchmarks.videomme_v2.score import score_predictions, scores_from_log
+from m3kit.report.logs import read_samples
 
 from .conftest import EXTRA_GROUPS, GROUPS, rows, write_release
 
@@ -113,11 +114,12 @@ def test_blind_run_shows_no_media(runs: dict[str, Any]) -> None:
 
 
 def test_log_scores_equal_external_scoring(runs: dict[str, Any]) -> None:
-    """The task's metric, ``score_log`` and ``m3kit score``'s path agree on the same replies."""
+    """The task's metric, ``scores_from_log`` and ``m3kit score``'s path agree on the same
+    replies."""
     for name in ("interleave", "concat", "blind"):
         log = runs[name]
-        from_log, incomplete = score_log(log)
-        assert incomplete == []
+        from_log = scores_from_log(read_samples(log))
+        assert from_log.incomplete_groups == []
         replies = {str(s.id): s.output.completion for s in log.samples}
         external = score_predictions(load_videomme_v2(runs["good"]), replies)
         assert from_log.leaderboard() == external.leaderboard()
@@ -129,8 +131,8 @@ def test_log_scores_equal_external_scoring(runs: dict[str, Any]) -> None:
 def test_missing_media_exclude_their_groups_everywhere(runs: dict[str, Any],
                                                        tmp_path: Path) -> None:
     """Unreadable media exclude the group (as M3Eval excludes the sample): the task's metrics,
-    ``score_log`` (the report) and ``m3kit eval``'s table give one set of numbers."""
-    from m3kit.harness.results import result_rows
+    ``scores_from_log`` (the report) and ``m3kit eval``'s table give one set of numbers."""
+    from m3kit.benchmarks.m3eval.score import result_rows
 
     log = runs["broken"]
     assert log.status == "success" and len(log.samples) == 24
@@ -145,8 +147,8 @@ def test_missing_media_exclude_their_groups_everywhere(runs: dict[str, Any],
             assert "subtitle file not found" in score.explanation
             assert "006.jsonl" in score.explanation
     assert by_group["005"] == {"failed"} and by_group["006"] == {"failed"}
-    result, incomplete = score_log(log)
-    assert incomplete == []
+    result = scores_from_log(read_samples(log))
+    assert result.incomplete_groups == []
     assert result.n_groups == 4 and result.n_questions == 16 and result.n_failed == 0
     assert result.n_excluded_groups == 2 and result.excluded_groups == ["005", "006"]
     # the readable groups 001-004 score exactly as the same replies do on a release that has
@@ -159,13 +161,15 @@ def test_missing_media_exclude_their_groups_everywhere(runs: dict[str, Any],
     assert metrics["videomme_v2_avg_acc"].value == pytest.approx(alone.avg_acc)
     assert metrics["videomme_v2_excluded_groups"].value == 2
     # m3kit eval's table: the same 16 questions, the 8 unreadable ones counted as excluded
-    overall = result_rows(log)[0]
+    overall = result_rows(read_samples(log))[0]
     assert (overall.n, overall.excluded, overall.failed) == (16, 8, 0)
     assert 100 * overall.accuracy == pytest.approx(alone.avg_acc)
-    # the report: its numbers are score_log's, and the excluded groups are counted and named
-    from m3kit.report.videomme import sections
+    # the report: its numbers are scores_from_log's, and the excluded groups are counted and
+    # named
+    from m3kit.benchmarks.videomme_v2.report import sections
+    from m3kit.report.logs import read_run
 
-    (section,) = sections([log], tmp_path)
+    (section,) = sections([read_run(log)], tmp_path)
     details = section.tables[1]
     assert details.rows[0][details.columns.index("excluded groups")] == 2
     assert any("2 group(s) excluded" in n and n.endswith("005, 006.") for n in section.notes)

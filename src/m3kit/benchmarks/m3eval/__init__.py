@@ -1,1 +1,32 @@
-"""M3Eval: video memory probes from cognitive psychology (seed 000)."""
+"""M3Eval: video memory probes from cognitive psychology (seed 000), the released benchmark and
+m3kit's synthetic suite in its format."""
+
+from m3kit.benchmarks.declaration import Benchmark, Ref
+
+__all__ = ["BENCHMARK"]
+
+_HERE = "m3kit.benchmarks.m3eval"
+
+BENCHMARK = Benchmark(
+    name="m3eval",
+    title="M3Eval",
+    tasks=(
+        "m3eval_divided_attention", "m3eval_interference", "m3eval_interference_repeat_target",
+        "m3eval_interference_repeat_interferer", "m3eval_interleaved", "m3eval_nback",
+        "synth_divided_attention", "synth_interference", "synth_interleaved", "synth_nback",
+    ),
+    task_module=f"{_HERE}.task",
+    components=(Ref(f"{_HERE}.task:direct_answer"), Ref(f"{_HERE}.task:memory_answer"),
+                Ref(f"{_HERE}.scorer:m3eval_answer")),
+    scorer="m3eval_answer",
+    score_item=Ref(f"{_HERE}.scorer:M3EvalItem"),
+    score_predictions=Ref(f"{_HERE}.score:score_predictions"),
+    scores_from_log=Ref(f"{_HERE}.score:scores_from_log"),
+    summary_rows=Ref(f"{_HERE}.score:summary_rows"),
+    report_sections=Ref(f"{_HERE}.report:sections"),
+    system_label=Ref(f"{_HERE}.report:run_system"),
+    score_file_keys=frozenset({"divided_attention", "memory_interference", "interleaved",
+                               "nback"}),
+    score_verb="m3eval",
+    score_command=Ref("m3kit.cli.score_m3eval:score_m3eval"),
+)

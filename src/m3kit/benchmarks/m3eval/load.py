@@ -25,29 +25,40 @@ same ones): ``paradigm``, ``question_type`` (the released detail; ``memory_inter
 remaining released fields, verbatim).
 
 A bad record is skipped and reported (``M3EvalSet.skipped``: file, record, field, reason); the
-rest load. A video path that is absolute or whose ``..`` segments climb out of the root is
-refused (lexically: a symlinked folder inside the root may point anywhere). Whether a video can be
-decoded is found out at run time: such samples are excluded and counted, not failed.
+rest load. A video path is resolved by ``m3kit.paths.resolve_in_root``: an absolute path, ``..``
+segments that climb out of the root, a NUL byte or another invalid path string, or a path that
+leaves the root through a symbolic link (to the video file or to a folder on the way) is
+refused: the root must hold its videos. Whether a video can be decoded is found
+out at run time: such samples are excluded and counted, not failed.
 """
 
 from __future__ import annotations
 
-import json
-import posixpath
 import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from m3kit.errors import M3kitError, SchemaError
-from m3kit.schema import Choice, ChoiceRole, Question, SkippedRecord, VideoRef, iter_json_records
+from m3kit.errors import M3kitError, SchemaError, UnsafePathError
+from m3kit.paths import relative_data_path, resolve_in_root
+from m3kit.schema import (
+    Choice,
+    ChoiceRole,
+    Question,
+    SkippedRecord,
+    VideoRef,
+    iter_json_records,
+    raw_problem,
+    read_predictions_lenient,
+)
 
 __all__ = [
     "BENCHMARK",
     "MEASURES",
     "M3EvalSet",
+    "PredictionLine",
     "SkippedRecord",
     "load_m3eval",
     "measure_of",
@@ -191,49 +202,42 @@ def _released_files(base: Path) -> list[tuple[Path, str]]:
     return files
 
 
-def read_predictions(path: str | Path) -> tuple[dict[str, str], list[str]]:
-    """``{id: prediction}`` from a JSON Lines file of ``{"id", "prediction"}`` (N-Back ids may be
-    named ``question_id``), and one line per record that was skipped (bad JSON, no id, no
-    prediction text, a repeated id: the first one is kept)."""
-    path = Path(path)
-    out: dict[str, str] = {}
-    problems: list[str] = []
-    for record, raw in iter_json_records(path, lines=True, id_keys=ID_KEYS):
-        def problem(reason: str, field: str | None = None, record: str = record) -> None:
-            problems.append(str(SchemaError(reason, path=path, record=record, field=field)))
+class PredictionLine(BaseModel):
+    """One line of an M3Eval predictions file: the question's ``id`` (N-Back lines may name it
+    ``question_id``) and the raw model text. A prediction that is not text is refused, never
+    turned into text."""
 
-        if isinstance(raw, json.JSONDecodeError):
-            problem(f"invalid JSON: {raw.msg}")
-            continue
-        rid = _raw_id(raw)
-        if rid is None:
-            problem("no id", "id")
-        elif not isinstance(raw.get("prediction"), str):
-            problem("prediction must be a string", "prediction")
-        elif rid in out:
-            problem("repeated id: the first prediction is kept", "id")
-        else:
-            out[rid] = raw["prediction"]
-    return out, problems
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1, validation_alias=AliasChoices("id", "question_id"))
+    prediction: str
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def read_predictions(path: str | Path) -> tuple[dict[str, str], list[SkippedRecord]]:
+    """``{id: prediction}`` from a JSON Lines file of ``{"id", "prediction"}`` (N-Back ids may be
+    named ``question_id``), and one skip per record left out (``schema.read_predictions_lenient``:
+    a line that is not UTF-8 or not JSON, no id, no prediction text, a repeated id: the first one
+    is kept)."""
+    records, skipped = read_predictions_lenient(path, PredictionLine, id_keys=ID_KEYS)
+    return {r.id: r.prediction for r in records}, skipped
 
 
 # Records are named by these (N-back lines carry `question_id`).
 ID_KEYS = ("id", "question_id")
 
 
-def _raw_id(raw: Any) -> str | None:
-    if not isinstance(raw, dict):
-        return None
-    rid = raw.get("id", raw.get("question_id"))
-    return str(rid) if isinstance(rid, str | int) and str(rid) else None
-
-
 def _question(base: Path, path: Path, paradigm: str, record: str, raw: Any) -> Question:
     def fail(reason: str, field: str | None = None) -> SchemaError:
         return SchemaError(reason, path=path, record=record, field=field)
 
-    if isinstance(raw, json.JSONDecodeError):
-        raise fail(f"invalid JSON: {raw.msg} (column {raw.colno})")
+    problem = raw_problem(raw)
+    if problem is not None:
+        raise fail(problem)
     if not isinstance(raw, dict):
         raise fail(f"expected a JSON object, got {type(raw).__name__}")
     nback = paradigm == "nback"
@@ -284,21 +288,14 @@ def _video(base: Path, value: Any, fail) -> str:
     """The record's video path, relative to the root and inside it (else refused)."""
     if not isinstance(value, str) or not value.strip():
         raise fail("missing or empty video path", "video")
-    rel = value.strip().replace("\\", "/")
-    posix = PurePosixPath(rel)
-    if posix.is_absolute() or Path(rel).is_absolute() or re.match(r"^[A-Za-z]:", rel):
-        raise fail(f"video path {value!r} is absolute: paths are relative to the root", "video")
-    # Lexical check, not resolve(): a symlinked folder inside the root (videos/ -> another disk)
-    # is a common way to keep big data elsewhere and is allowed; only ``..`` segments that climb
-    # above the root are refused.
-    normal = posixpath.normpath(posix.as_posix())
-    if normal == ".." or normal.startswith("../"):
-        raise fail(f"video path {value!r} leaves the M3Eval root", "video")
-    if normal == ".":
-        raise fail(f"video path {value!r} names the root, not a video", "video")
+    try:
+        rel = relative_data_path(value.strip(), root_name="the M3Eval root")
+        resolve_in_root(base, rel, root_name="the M3Eval root")
+    except UnsafePathError as exc:
+        raise fail(exc.reason, "video") from None
     # The normalised form is what gets opened, so the OS never walks ``link/..`` to somewhere
     # other than the folder the check saw.
-    return normal
+    return rel
 
 
 def _lettered_choices(raw: dict[str, Any], fail) -> tuple[list[Choice], str]:
@@ -443,12 +440,10 @@ def _interference_condition(raw: dict[str, Any]) -> str | None:
 def _apply_review(
     questions: list[Question], path: Path
 ) -> tuple[list[Question], list[SkippedRecord]]:
-    """Keep the questions whose review status is ``accepted`` (helper module
-    ``m3kit.benchmarks.m3eval.review``, imported lazily: it belongs to the question builder)."""
-    try:
-        from m3kit.benchmarks.m3eval.review import read_review
-    except ImportError as exc:  # the review module ships with the question generator
-        raise SchemaError(f"cannot read review files: {exc}", path=path) from exc
+    """Keep the questions whose review status is ``accepted`` (the review file is read by
+    ``m3kit.benchmarks.m3eval.build.review``, deferred: it belongs to the question builder)."""
+    from m3kit.benchmarks.m3eval.build.review import read_review
+
     try:
         statuses = read_review(path)
     except M3kitError:

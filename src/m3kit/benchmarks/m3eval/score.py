@@ -1,9 +1,10 @@
 """M3Eval's numbers from scored answers: the paper's Tables 1–3, the N-Back breakdown and fits.
 
-``score_m3eval`` scores raw model outputs from any harness (``{id: text}``) with m3kit's strict
-parsing; ``scores_from_log`` reads the same numbers from an m3kit eval log. Both return one
-dict, values in percent (rounded to 4 decimals, as the authors' aggregation script does), a
-cell with no question being ``None``::
+``score_predictions`` scores raw model outputs from any harness (``{id: text}``) with m3kit's
+strict parsing; ``scores_from_log`` reads the same numbers from the samples of an m3kit eval
+log. Both return one ``M3EvalScores`` card (``model_dump()``: the JSON below), values in percent at full float precision (the authors' aggregation script prints them
+rounded to 4 decimals; a table may round for display, the numbers do not), a cell with no
+question being ``None``::
 
     divided_attention:  no_swap / swap: {source_identification, order_understanding,
                                          content_retention}
@@ -34,24 +35,38 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_serializer
 
 from m3kit.benchmarks.m3eval.load import measure_of
-from m3kit.metrics import ScoredAnswer, offers_intrusion, score_response
+from m3kit.benchmarks.m3eval.scorer import (
+    M3EvalItem,
+    group_labels,
+    is_excluded,
+    m3eval_intrusion_rate,
+    sample_offers_intrusion,
+)
+from m3kit.metrics import ScoredAnswer, offers_intrusion, score_response, summarize
 from m3kit.metrics.fits import least_squares_line
-from m3kit.schema import ChoiceRole, Question
-
-if TYPE_CHECKING:
-    from inspect_ai.log import EvalLog
+from m3kit.schema import ChoiceRole, LoggedSample, Question, Usage
+from m3kit.schema.evallog import mean_cost
+from m3kit.schema.report import cost_cell, percent_cell
 
 __all__ = [
     "RANDOM_ACCURACY",
     "RANDOM_INTRUSION_RATE",
     "RANDOM_NBACK_ACCURACY",
     "VIDEO_READ_FAILURE",
+    "M3EvalScores",
+    "ResultRow",
+    "SampleResult",
     "aggregate",
-    "score_m3eval",
+    "result_rows",
+    "sample_results",
+    "score_predictions",
     "scores_from_log",
+    "summary_rows",
 ]
 
 RANDOM_ACCURACY = 25.0  # four options
@@ -68,7 +83,6 @@ Scored = tuple[Question, ScoredAnswer]
 
 
 def _pct(value: float | None) -> float | None:
-    # unrounded here: deltas and fits use full precision; ``_rounded`` rounds the result once
     return None if value is None or math.isnan(value) else value * 100.0
 
 
@@ -76,11 +90,11 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def _rounded(value: Any) -> Any:
+def _no_negative_zero(value: Any) -> Any:
     if isinstance(value, float):
-        return round(value, 4) + 0.0  # + 0.0: no "-0.0" in the output
+        return value + 0.0  # -0.0 + 0.0 is 0.0; every other float is unchanged
     if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
+        return {k: _no_negative_zero(v) for k, v in value.items()}
     return value
 
 
@@ -211,7 +225,7 @@ def aggregate(scored: Sequence[Scored], *, n_excluded: int = 0) -> dict[str, Any
     by_paradigm: dict[str, list[Scored]] = {}
     for q, a in scored:
         by_paradigm.setdefault(str(_meta(q, "paradigm")), []).append((q, a))
-    return _rounded({
+    return _no_negative_zero({
         "divided_attention": _divided(by_paradigm.get("divided_attention", [])),
         "memory_interference": _interference(by_paradigm.get("interference", [])),
         "interleaved": _interleaved(by_paradigm.get("interleaved", [])),
@@ -227,12 +241,41 @@ def aggregate(scored: Sequence[Scored], *, n_excluded: int = 0) -> dict[str, Any
 _MISSING = "no prediction for this question"
 
 
-def score_m3eval(
+class M3EvalScores(BaseModel):
+    """M3Eval's score card: the paper's Tables 1-3 and the N-Back breakdown (values in
+    percent; the layout of each part is the module docstring's), and the counts.
+    ``model_dump()`` is the JSON ``m3kit score m3eval --json`` prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    divided_attention: dict[str, Any]
+    memory_interference: dict[str, Any]
+    interleaved: dict[str, Any]
+    nback: dict[str, Any]
+    n_invalid: int
+    n_excluded: int
+    n_failed: int
+    n_missing: int
+    n_scored: int
+    # what ``m3kit score m3eval`` read but could not score; absent from logs' cards
+    n_skipped_records: int | None = None
+    n_unmatched_predictions: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_counts(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for key in ("n_skipped_records", "n_unmatched_predictions"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+def score_predictions(
     questions: Sequence[Question],
     predictions: Mapping[str, str],
     *,
     excluded: Collection[str] = (),
-) -> dict[str, Any]:
+) -> M3EvalScores:
     """Score raw outputs (``{question id: model text}``; N-Back ids are ``question_id``).
 
     ``excluded``: ids whose video could not be read (left out and counted); a prediction that is
@@ -251,29 +294,129 @@ def score_m3eval(
         else:
             answer = score_response(q, text)
         scored.append((q, answer))
-    return aggregate(scored, n_excluded=n_excluded)
+    return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
 
 
-def scores_from_log(log: EvalLog) -> dict[str, Any]:
-    """The same dict from an m3kit eval log of any ``m3eval_*`` / ``synth_*`` task (read with its
-    samples). Samples inspect recorded as errored are failed (wrong); samples whose media could
-    not be read are excluded."""
-    from m3kit.harness.dataset import sample_question
-    from m3kit.harness.redact import one_line
-    from m3kit.harness.results import SCORER
-    from m3kit.harness.scorers import is_excluded, scored_answer_from
-
+def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
+    """The same card from the samples of an m3kit eval log of any ``m3eval_*`` / ``synth_*``
+    task (``m3kit.report.logs.read_samples``). Samples inspect recorded as errored are failed
+    (wrong); samples whose media could not be read are excluded."""
     scored: list[Scored] = []
     n_excluded = 0
-    for sample in log.samples or []:
-        question = sample_question(sample.metadata)
-        if sample.error is not None:
-            answer = ScoredAnswer(id=str(sample.id), status="failed",
-                                  reason=one_line(sample.error.message))
-        else:
-            answer = scored_answer_from(sample.id, (sample.scores or {}).get(SCORER))
-        if is_excluded(answer):
+    for result in sample_results(samples):
+        if is_excluded(result.answer):
             n_excluded += 1
             continue
-        scored.append((question, answer))
-    return aggregate(scored, n_excluded=n_excluded)
+        if result.question is not None:
+            scored.append((result.question, result.answer))
+    return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
+
+
+# -- per-sample results and the table ``m3kit eval`` prints -----------------------------------
+
+
+class SampleResult(BaseModel):
+    """One sample of a log: its outcome, its cost and the harness's time on it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: ScoredAnswer
+    question: Question | None = None
+    usage: Usage
+    seconds: dict[str, float]
+    total_seconds: float | None
+    # whether the question has an option with the ``intrusion`` role: M3Eval's intrusion rate
+    # is defined over these answers only (ScoredAnswer carries only the chosen option's role)
+    offers_intrusion: bool = False
+
+
+class ResultRow(BaseModel):
+    """One line of a results table."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: str
+    n: int
+    accuracy: float
+    intrusion_rate: float
+    invalid: int
+    failed: int
+    excluded: int = 0
+    mean_prompt_tokens: float
+    mean_images: float
+
+
+def _result(sample: LoggedSample) -> SampleResult:
+    labels = group_labels(sample.question) if sample.question is not None else {}
+    item = sample.item
+    m3eval_item = item if isinstance(item, M3EvalItem) else None
+    if sample.error is not None or item is None:
+        answer = ScoredAnswer(id=sample.id, status="failed", reason=sample.reason,
+                              groups=labels)
+    else:
+        # any benchmark's record has a status and groups; M3Eval's also the letter and role
+        answer = ScoredAnswer(
+            id=sample.id, status=item.status, reason=sample.explanation or "",
+            answer=m3eval_item.letter if m3eval_item else sample.answer,
+            role=m3eval_item.role if m3eval_item else None,
+            groups=item.groups or labels,
+        )
+    return SampleResult(
+        answer=answer, question=sample.question, usage=sample.usage, seconds=sample.seconds,
+        total_seconds=sample.total_seconds,
+        offers_intrusion=sample_offers_intrusion(m3eval_item, sample.question),
+    )
+
+
+def sample_results(samples: Sequence[LoggedSample]) -> list[SampleResult]:
+    """Each logged sample as a ``ScoredAnswer`` with its cost, in log order."""
+    return [_result(s) for s in samples]
+
+
+def _row(group: str, results: Sequence[SampleResult],
+         samples: Sequence[LoggedSample]) -> ResultRow:
+    # Unreadable media excludes a sample from every rate; it is counted, not scored wrong.
+    counted = [r.answer for r in results if not is_excluded(r.answer)]
+    summary = summarize(counted)
+    tokens, images = mean_cost(samples)
+    return ResultRow(
+        group=group,
+        n=summary.n,
+        accuracy=summary.accuracy,
+        # only answers to questions with an intrusion option; NaN where the row has none
+        intrusion_rate=m3eval_intrusion_rate((r.answer, r.offers_intrusion) for r in results),
+        invalid=summary.invalid,
+        failed=summary.failed,
+        excluded=len(results) - len(counted),
+        mean_prompt_tokens=tokens,
+        mean_images=images,
+    )
+
+
+def result_rows(samples: Sequence[LoggedSample],
+                by: Sequence[str] = ("paradigm", "condition")) -> list[ResultRow]:
+    """The overall row, then one row per value of each label in ``by`` that varies."""
+    results = sample_results(samples)
+    rows = [_row("all", results, samples)]
+    for key in by:
+        groups: dict[Any, list[int]] = {}
+        for i, result in enumerate(results):
+            groups.setdefault(result.answer.groups.get(key), []).append(i)
+        if len(groups) > 1:
+            rows += [_row(f"{key}={value}", [results[i] for i in members],
+                          [samples[i] for i in members])
+                     for value, members in groups.items()]
+    return rows
+
+
+def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:
+    """What ``m3kit eval`` prints: group, n, acc%, intr%, invalid, failed, excluded, tok in,
+    images (intrusion only over questions with an intrusion option, ``—`` where no question in
+    the row has one; costs over answered samples)."""
+    columns = ["group", "n", "acc%", "intr%", "invalid", "failed", "excluded", "tok in",
+               "images"]
+    rows = [[r.group, str(r.n), percent_cell(r.accuracy), percent_cell(r.intrusion_rate),
+             str(r.invalid), str(r.failed), str(r.excluded), cost_cell(r.mean_prompt_tokens),
+             cost_cell(r.mean_images)]
+            for r in result_rows(samples)]
+    return columns, rows

@@ -1,1 +1,35 @@
-"""M3Exam: multi-session multimodal conversational memory (seed 002)."""
+"""M3Exam: multi-session multimodal conversational memory (seed 002), and LoCoMo through the
+same regimes and scorer."""
+
+from m3kit.benchmarks.declaration import SHARED_RANGES, ArgRange, Benchmark, Ref
+
+__all__ = ["BENCHMARK"]
+
+_HERE = "m3kit.benchmarks.m3exam"
+
+BENCHMARK = Benchmark(
+    name="m3exam",
+    title="M3Exam",
+    tasks=("m3exam", "locomo"),
+    task_module=f"{_HERE}.task",
+    components=(Ref(f"{_HERE}.task:m3exam_context_answer"),
+                Ref(f"{_HERE}.task:m3exam_memory_answer"),
+                Ref(f"{_HERE}.scorer:m3exam_answer")),
+    scorer="m3exam_answer",
+    score_item=Ref(f"{_HERE}.scorer:M3ExamItem"),
+    score_predictions=Ref(f"{_HERE}.score:score_predictions"),
+    scores_from_log=Ref(f"{_HERE}.score:scores_from_log"),
+    summary_rows=Ref(f"{_HERE}.score:summary_rows"),
+    report_sections=Ref(f"{_HERE}.report:sections"),
+    system_label=Ref(f"{_HERE}.report:system_label"),
+    score_verb="m3exam",
+    score_command=Ref("m3kit.cli.score_m3exam:score_m3exam"),
+    ranges={
+        **SHARED_RANGES,
+        "max_images": ArgRange(lambda v: v >= 0, ">= 0"),
+        "max_pdf_pages": ArgRange(lambda v: v >= 0, ">= 0"),
+        "dpi": ArgRange(lambda v: v > 0, "> 0"),
+        "token_budget": ArgRange(lambda v: v > 0, "> 0"),
+        "image_tokens": ArgRange(lambda v: v >= 0, ">= 0"),
+    },
+)

@@ -86,7 +86,7 @@ async def judge_answers_async(
     from m3kit.harness.cache import cache_scope, response_cache
 
     judge = _resolve(model, model_args)
-    policy = response_cache(cache, cache_scope(model_args=dict(model_args or {})))
+    policy = response_cache(cache, cache_scope(judge))
     config = GenerateConfig(temperature=0.0, max_tokens=256, max_retries=max_retries)
     limit = asyncio.Semaphore(max(1, max_concurrency))
 

@@ -8,6 +8,10 @@ supporting_facts "D2:1,D12:1", type}``), ``images/`` and ``pdfs/``.
 Loading is lenient: a record that cannot be used is skipped and reported in
 ``M3ExamData.skipped`` (naming file, record and field); a referenced image or PDF that is
 missing is reported and its round keeps its text. Only a folder with nothing loadable raises.
+``img_file`` names a file in ``images/``, ``pdf_file`` one in ``pdfs/``, each resolved by
+``m3kit.paths.resolve_in_root``: an absolute path, ``..`` climbing out, a symbolic link pointing
+out of the folder, or a NUL byte is refused like a missing file (the round keeps its text), so
+a crafted persona cannot have any other file on the machine sent to a model.
 """
 
 from __future__ import annotations
@@ -15,17 +19,20 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from m3kit.errors import M3kitError, SchemaError
+from m3kit.errors import M3kitError, MediaError, SchemaError, UnsafePathError
+from m3kit.paths import resolve_in_root
 from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Question, Round, Session
 from m3kit.schema import SkippedRecord as Skipped
 
 __all__ = [
     "QUESTION_TYPES",
     "M3ExamData",
+    "QuestionType",
+    "answer_text",
     "is_persona_folder",
     "load_m3exam",
     "load_m3exam_persona",
@@ -33,8 +40,9 @@ __all__ = [
     "split_supporting_facts",
 ]
 
-# The eight released question types (paper §2.3, Appendix A.3).
-QUESTION_TYPES: tuple[str, ...] = ("ss", "ms", "tr", "mr", "fm", "th", "ii", "fj")
+# The eight released question types (paper §2.3, Appendix A.3), in the paper's column order.
+QuestionType = Literal["ss", "ms", "tr", "mr", "fm", "fj", "th", "ii"]
+QUESTION_TYPES: tuple[QuestionType, ...] = get_args(QuestionType)
 
 _SESSIONS = "sessions.json"
 _QUESTIONS = "question.json"
@@ -248,6 +256,17 @@ def check_evidence(
         )  # fmt: skip
 
 
+def answer_text(value: Any) -> str | None:
+    """A released answer as text: a string as is, a number written out (``2023``, ``63.5``);
+    ``None`` for anything else (an object, a list, a boolean), which the caller reports rather
+    than score against its Python spelling."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
 def as_list(value: Any) -> list[Any]:
     """``None`` → ``[]``, a list as is, anything else → ``[value]`` (released files hold
     ``img_url``, ``pdf_file`` and answers both as lists and as single values)."""
@@ -356,7 +375,7 @@ def _missing(path: Path, rid: str, field: str, what: str) -> Skipped:
 def _image_attachments(
     folder: Path, path: Path, rid: str, d: dict[str, Any], issues: list[Skipped]
 ) -> tuple[list[Attachment], str | None]:
-    files = [str(f) for f in as_list(d.get("img_file"))]
+    files = as_list(d.get("img_file"))
     ids = as_list(d.get("img_id"))
     descriptions = d.get("img_description")
     # One description per image, or (in most released rounds with images: 23 of 30 in
@@ -375,7 +394,12 @@ def _image_attachments(
     attachments: list[Attachment] = []
     images = folder / "images"
     for i, name in enumerate(files):
-        image = (images / name).resolve()
+        try:
+            image = resolve_in_root(images, name, path=path, record=rid, field="img_file",
+                                    root_name="the persona's images/ folder")
+        except UnsafePathError as exc:
+            issues.append(_missing(path, rid, "img_file", f"image refused: {exc.reason}"))
+            continue
         if not image.is_file():
             issues.append(_missing(path, rid, "img_file", f"image {name!r} not found in {images}"))
             continue
@@ -401,20 +425,39 @@ def _pdf_attachments(
         # (1-based, as people number pages), a bare name means every page.
         page: int | None = None
         if isinstance(entry, dict):
-            name = str(entry.get("file") or entry.get("pdf_file") or "")
-            page = int(entry["page"]) if entry.get("page") is not None else None
-        else:
-            name = str(entry)
+            name = entry.get("file") or entry.get("pdf_file") or ""
+            raw_page = entry.get("page")
+            if raw_page is not None:
+                page = _page_number(raw_page)
+                if page is None:
+                    issues.append(_missing(path, rid, "pdf_file.page",
+                                           f"PDF page {raw_page!r} is not a page number"))
+                    continue
+        elif isinstance(entry, str):
+            name = entry
             if "#" in name:
                 name, _, frag = name.partition("#")
                 digits = re.sub(r"\D", "", frag)
                 page = int(digits) if digits else None
-        pdf = (pdfs / name).resolve()
-        if not name or not pdf.is_file():
+        else:
+            issues.append(_missing(path, rid, "pdf_file", f"PDF entry {entry!r} is neither a "
+                                   "file name nor {\"file\", \"page\"}"))
+            continue
+        try:
+            pdf = resolve_in_root(pdfs, name, path=path, record=rid, field="pdf_file",
+                                  root_name="the persona's pdfs/ folder")
+        except UnsafePathError as exc:
+            issues.append(_missing(path, rid, "pdf_file", f"PDF refused: {exc.reason}"))
+            continue
+        if not pdf.is_file():
             issues.append(_missing(path, rid, "pdf_file", f"PDF {name!r} not found in {pdfs}"))
             continue
+        if page is not None and page < 1:
+            issues.append(_missing(path, rid, "pdf_file", f"PDF page {page} of {name!r} is not "
+                                   "a page number (pages count from 1)"))
+            continue
         if page is not None:
-            pages = [page - 1] if page >= 1 else []
+            pages = [page - 1]
         else:
             count = _pdf_page_count(pdf)
             if count is None:
@@ -428,17 +471,25 @@ def _pdf_attachments(
     return attachments
 
 
+def _page_number(value: Any) -> int | None:
+    """A released 1-based page number (``3`` or ``"3"``), or ``None`` when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
 def _pdf_page_count(pdf: Path) -> int | None:
-    import pypdfium2  # lazy: only persona folders with PDFs need it
+    """The PDF's page count, ``None`` when it is missing, damaged or not a PDF."""
+    from m3kit.media.pdf import pdf_page_count  # deferred: only persona folders with PDFs
 
     try:
-        doc = pypdfium2.PdfDocument(str(pdf))
-    except (pypdfium2.PdfiumError, OSError):  # damaged or unreadable file
+        return pdf_page_count(pdf)
+    except MediaError:
         return None
-    try:
-        return len(doc)
-    finally:
-        doc.close()
 
 
 # --------------------------------------------------------------------------- questions
@@ -477,10 +528,18 @@ def _load_question(
     if not isinstance(text, str) or not text.strip():
         skip("question", "no question text")
         return None
-    answers = [str(a) for a in as_list(raw.get("answer")) if a is not None and str(a) != ""]
+    answers = [answer_text(a) for a in as_list(raw.get("answer")) if a is not None and a != ""]
     label = raw.get("label")
+    if label is not None and answer_text(label) is None:
+        skip("label", f"label {label!r} is not text or a number")
+        return None
+    if None in answers:
+        bad = next(a for a in as_list(raw.get("answer")) if a not in (None, "")
+                   and answer_text(a) is None)
+        skip("answer", f"answer {bad!r} is not text or a number")
+        return None
     if not answers and label is not None:
-        answers = [str(label)]
+        answers = [answer_text(label)]
     if not answers:
         skip("answer", "no answer")
         return None
@@ -491,6 +550,10 @@ def _load_question(
     if qtype not in QUESTION_TYPES:
         skip("type", f"unknown question type {qtype!r} (known: {', '.join(QUESTION_TYPES)})")
         return None
+    if raw.get("supporting_facts") in (None, "", []):
+        issues.append(Skipped.at(path, qid, "no supporting_facts: oracle regimes and evidence "
+                                 "recall have no round for it (question kept)",
+                                 "supporting_facts"))  # fmt: skip
     evidence, malformed = parse_evidence(raw.get("supporting_facts"))
     try:
         question = Question(

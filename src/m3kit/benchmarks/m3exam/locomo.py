@@ -12,7 +12,10 @@ available, ``m3kit.metrics.text_match.abstention_score``); the trap stays in the
 
 Turns become rounds with the speaker's ``text`` (LoCoMo has no assistant reply: ``response``
 stays empty); shared images become attachments pointing at their URL with the BLIP caption as
-description. Questions get ids ``<sample_id>/<index in qa>``, benchmark ``"locomo"``,
+description. An ``img_url`` that is not an ``http(s)://`` link names a local copy, relative to
+the folder of ``locomo10.json`` and resolved by ``m3kit.paths.resolve_in_root`` (absolute paths,
+``..`` climbing out, symbolic links pointing out and NUL bytes are refused as named skips; the
+turn keeps its caption). Questions get ids ``<sample_id>/<index in qa>``, benchmark ``"locomo"``,
 ``question_type`` the category as a string.
 """
 
@@ -26,6 +29,7 @@ from pydantic import ValidationError
 
 from m3kit.benchmarks.m3exam.load import (
     M3ExamData,
+    answer_text,
     as_list,
     check_evidence,
     checked_turn,
@@ -34,11 +38,12 @@ from m3kit.benchmarks.m3exam.load import (
     pydantic_error,
     read_list,
 )
-from m3kit.errors import M3kitError, SchemaError
+from m3kit.errors import M3kitError, SchemaError, UnsafePathError
+from m3kit.paths import resolve_in_root
 from m3kit.schema import Attachment, Conversation, ImageRef, Question, Round, Session
 from m3kit.schema import SkippedRecord as Skipped
 
-__all__ = ["ADVERSARIAL", "LOCOMO_CATEGORIES", "NOT_MENTIONED", "load_locomo"]
+__all__ = ["ADVERSARIAL", "LOCOMO_CATEGORIES", "LOCOMO_TYPES", "NOT_MENTIONED", "load_locomo"]
 
 # The file carries numbers only. The names are those of the released evaluation code
 # (task_eval/evaluation.py scores 1 as multi-hop, 5 as adversarial), confirmed by the released
@@ -52,6 +57,8 @@ LOCOMO_CATEGORIES: dict[int, str] = {
     4: "single-hop",
     5: "adversarial",
 }
+# The categories as question types ("1".."5"), in the file's order.
+LOCOMO_TYPES: tuple[str, ...] = tuple(str(c) for c in LOCOMO_CATEGORIES)
 
 ADVERSARIAL = 5
 # The abstention option the released QA prompt offers beside the trap answer for category 5.
@@ -146,7 +153,7 @@ def _round(
     # released) with one ``blip_caption``; some turns carry the caption and no link at all.
     # The icrawler search ``query`` beside them is how the image was found, not what it shows:
     # not loaded.
-    urls = [str(u) for u in as_list(turn.get("img_url")) if u]
+    urls = _image_sources(path, f"{sample_id} {rid}", as_list(turn.get("img_url")), issues)
     caption = turn.get("blip_caption")
     caption = str(caption) if caption else None
     attachments = [
@@ -161,6 +168,27 @@ def _round(
     speaker = turn.get("speaker")
     return Round(id=rid, speaker=str(speaker) if speaker else None, text=text,
                  attachments=attachments)  # fmt: skip
+
+
+def _image_sources(path: Path, record: str, values: list[Any], issues: list[Skipped]) -> list[str]:
+    """The turn's usable image sources: web links as given, local names resolved inside the
+    folder of ``path``; anything else is reported and left out."""
+    sources: list[str] = []
+    for value in values:
+        if value in (None, ""):
+            continue
+        if isinstance(value, str) and value.startswith(("http://", "https://")) \
+                and "\x00" not in value:
+            sources.append(value)
+            continue
+        try:
+            local = resolve_in_root(path.parent, value, path=path, record=record,
+                                    field="img_url", root_name="the LoCoMo file's folder")
+        except UnsafePathError as exc:
+            issues.append(Skipped.at(path, record, f"image skipped: {exc.reason}", "img_url"))
+            continue
+        sources.append(str(local))
+    return sources
 
 
 def _questions(path: Path, conv: Conversation, qa: Any, issues: list[Skipped]) -> list[Question]:
@@ -185,9 +213,16 @@ def _questions(path: Path, conv: Conversation, qa: Any, issues: list[Skipped]) -
             # conversation never says it. The gold is the abstention the released evaluation
             # offers as the other option and credits (``m3kit.metrics.text_match``'s rule).
             answer = NOT_MENTIONED
-        if answer is None or str(answer) == "":
+        if answer is None or answer == "":
             issues.append(Skipped.at(path, qid, "question skipped: no answer", "answer"))
             continue
+        if answer_text(answer) is None:
+            issues.append(Skipped.at(path, qid, f"question skipped: answer {answer!r} is not "
+                                     "text or a number", "answer"))  # fmt: skip
+            continue
+        if raw.get("evidence") is None:
+            issues.append(Skipped.at(path, qid, "no evidence: oracle regimes and evidence recall "
+                                     "have no round for it (question kept)", "evidence"))
         evidence, malformed = parse_evidence(raw.get("evidence"))
         # Open-domain (3) answers may list alternatives after ";": the released scorer grades
         # against the part before the first one, and so does the label F1/BLEU-1/judge use.

@@ -4,6 +4,10 @@ per-type table and the TOTAL with the Overall Score (paper Appendix B.2).
 TOTAL EM averages every scored item; TOTAL F1, BLEU-1 and LLM-J average the items that are
 neither fm nor fj; ``overall = 0.5 * llm_judge + (em + f1 + bleu1) / 6``. Everything is on the
 0-1 scale. Predictions come from any harness as JSONL ``{"id", "prediction", "judge"?}``.
+
+fj items are scored by the paper's rule (the whole normalised prediction against the gold
+letter) unless ``fj_rule="letter"`` (m3kit's addition: the letter the prediction states); the
+score card's ``fj_rule`` says which.
 """
 
 from __future__ import annotations
@@ -13,29 +17,44 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, M3ExamData
-from m3kit.metrics.text_match import AnswerScores, score_text_answer
-from m3kit.schema import Question, SkippedRecord, read_jsonl_lenient
+from m3kit.errors import M3kitError
+from m3kit.metrics.text_match import FJ_RULES, AnswerScores, FjRule, score_text_answer
+from m3kit.schema import LoggedSample, Question, SkippedRecord, read_predictions_lenient
+from m3kit.schema.evallog import mean_cost
+from m3kit.schema.report import cost_cell, percent_cell
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 __all__ = [
+    "FJ_RULE_KEY",
     "ItemScore",
+    "M3ExamScores",
     "PredictionRecord",
     "aggregate_scores",
     "overall_score",
     "read_predictions",
     "score_items",
     "score_m3exam",
+    "score_predictions",
+    "scores_from_log",
+    "summary_rows",
 ]
+
+
+# The task-metadata entry of an eval log naming how its fj items were scored (``exact`` or
+# ``letter``), as ``fj_rule`` names it in a score card.
+FJ_RULE_KEY = "m3kit_fj_rule"
 
 
 class PredictionRecord(BaseModel):
     """One line of a predictions file. ``judge`` is an LLM-judge score already computed
-    elsewhere (0-1); it is used as given."""
+    elsewhere (0-1); it is used as given. A ``judge`` that is not a number (``true``,
+    ``"yes"``) and a ``prediction`` that is not text or a number (an object, a list) make the
+    line a named skip, never a guessed value."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -51,6 +70,14 @@ class PredictionRecord(BaseModel):
             str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
         )
 
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _judge_number(cls, value: Any) -> Any:
+        # pydantic reads ``true`` as 1.0 and ``"1"`` as 1.0: a verdict is a number or nothing.
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"judge must be a number from 0 to 1, got {value!r}")
+        return value
+
 
 class ItemScore(AnswerScores):
     """One item's lexical scores (``AnswerScores``) under its id and type, with the LLM
@@ -62,9 +89,10 @@ class ItemScore(AnswerScores):
 
 
 def read_predictions(path: str | Path) -> tuple[list[PredictionRecord], list[SkippedRecord]]:
-    """Read a predictions JSONL; bad lines are returned as skipped records, not raised."""
-    records, errors = read_jsonl_lenient(path, PredictionRecord)
-    return records, [SkippedRecord.from_error(e) for e in errors]
+    """Read a predictions JSONL (``schema.read_predictions_lenient``): a line that is not
+    UTF-8 or not JSON, a bad record and a repeated id (the first is kept) come back as skipped
+    records, not raised."""
+    return read_predictions_lenient(path, PredictionRecord)
 
 
 def _gold(question: Question) -> str:
@@ -75,16 +103,18 @@ def score_items(
     questions: Iterable[Question],
     predictions: Mapping[str, str],
     judge_scores: Mapping[str, float] | None = None,
+    *,
+    fj_rule: FjRule = "exact",
 ) -> list[ItemScore]:
     """Score each question that has a prediction; ``judge_scores`` by question id fills
-    ``llm_judge`` where a judge applies."""
+    ``llm_judge`` where a judge applies; ``fj_rule`` is how fj predictions are read."""
     judge_scores = judge_scores or {}
     out: list[ItemScore] = []
     for q in questions:
         if q.id not in predictions:
             continue
         answers = [q.answer, *q.alternatives]
-        s = score_text_answer(predictions[q.id], answers, _gold(q), q.question_type)
+        s = score_text_answer(predictions[q.id], answers, _gold(q), q.question_type, fj_rule)
         judge = judge_scores.get(q.id) if s.judged else None
         out.append(ItemScore(id=q.id, question_type=q.question_type or "unknown",
                              llm_judge=judge, **s.model_dump()))  # fmt: skip
@@ -170,8 +200,12 @@ def score_m3exam(
     judge_model: str | Model | None = None,
     judge_model_args: Mapping[str, Any] | None = None,
     cache: bool = True,
+    fj_rule: FjRule = "exact",
 ) -> dict[str, Any]:
     """Score predictions for ``data``'s questions.
+
+    fj items are scored by ``fj_rule`` (``"exact"``, the paper's: the whole prediction;
+    ``"letter"``: the letter it states), recorded as the result's ``fj_rule``.
 
     A prediction's given ``judge`` value is used as is; a missing one is computed with
     ``judge_model`` (any inspect model name or ``Model``) when given, for the items a judge
@@ -181,6 +215,9 @@ def score_m3exam(
     unknown ids and repeated ones; questions without a prediction are not scored and are
     counted in ``missing``.
     """
+    if fj_rule not in FJ_RULES:
+        raise M3kitError(f"fj rule {fj_rule!r} is not one of {', '.join(FJ_RULES)}",
+                         field="fj_rule")
     records = (
         [PredictionRecord(id=k, prediction=v) for k, v in predictions.items()]
         if isinstance(predictions, Mapping)
@@ -201,7 +238,7 @@ def score_m3exam(
         if rec.judge is not None:
             given[rec.id] = rec.judge
 
-    items = score_items(data.questions, texts, given)
+    items = score_items(data.questions, texts, given, fj_rule=fj_rule)
     judge_failures: list[str] = []
     if judge_model is not None:
         from m3kit.benchmarks.m3exam.judge import JudgeRequest, judge_answers
@@ -233,8 +270,98 @@ def score_m3exam(
         items = _rule_judged(items, force=True)
 
     result = aggregate_scores(items)
+    result["fj_rule"] = fj_rule
     result["missing"] = len(by_id) - len(texts)
     result["skipped"] = [str(s) for s in data.skipped] + skipped
     if judge_failures:
         result["judge_failures"] = judge_failures
     return result
+
+
+class M3ExamScores(BaseModel):
+    """M3Exam's score card: per question type and TOTAL (``count``, ``em``, ``f1``, ``bleu1``,
+    ``llm_judge``, ``overall`` and the judge's counts, on the 0-1 scale); for external
+    predictions also the fj rule, the questions without a prediction, what was skipped and the
+    judge's failures. ``model_dump()`` is the JSON ``m3kit score m3exam --json`` prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    per_type: dict[str, dict[str, Any]]
+    total: dict[str, Any]
+    fj_rule: str | None = None
+    missing: int | None = None
+    skipped: list[str] | None = None
+    judge_failures: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for key in ("fj_rule", "missing", "skipped", "judge_failures"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+def score_predictions(
+    data: M3ExamData,
+    predictions: Sequence[PredictionRecord] | Mapping[str, str],
+    *,
+    judge_model: str | Model | None = None,
+    judge_model_args: Mapping[str, Any] | None = None,
+    cache: bool = True,
+    fj_rule: FjRule = "exact",
+) -> M3ExamScores:
+    """``score_m3exam``'s numbers as the typed card."""
+    return M3ExamScores.model_validate(score_m3exam(
+        data, predictions, judge_model=judge_model, judge_model_args=judge_model_args,
+        cache=cache, fj_rule=fj_rule))
+
+
+def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[ItemScore], int]:
+    """The scored items of a run and how many samples got no item score (inspect's own error,
+    no score): those are counted as failed, not scored."""
+    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+
+    items: list[ItemScore] = []
+    failed = 0
+    for sample in samples:
+        item = sample.item
+        if sample.error is not None or not isinstance(item, M3ExamItem):
+            failed += 1
+            continue
+        failed += item.status == "failed"
+        lexical = {name: getattr(item, name) for name in AnswerScores.model_fields}
+        items.append(ItemScore(id=sample.id, question_type=str(item.question_type or "?"),
+                               llm_judge=item.llm_judge, **lexical))
+    return items, failed
+
+
+def scores_from_log(samples: Sequence[LoggedSample]) -> M3ExamScores:
+    """The card of an eval run's samples (``m3kit.report.logs.read_samples``): the same
+    aggregation as ``score_predictions``; samples inspect recorded as errored are left out
+    (``summary_rows`` counts them as failed)."""
+    items, _ = _log_items(samples)
+    return M3ExamScores.model_validate(aggregate_scores(items))
+
+
+def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:
+    """What ``m3kit eval`` prints: EM / F1 / BLEU-1 (and LLM-J when judged) per question type
+    and for all items, in percent, with the failed count and the mean cost of answered
+    samples."""
+    items, failed = _log_items(samples)
+    table = aggregate_scores(items)
+    judged = table["total"].get("llm_judge") is not None
+    columns = ["type", "n", "EM", "F1", "BLEU-1", *(["LLM-J"] if judged else []), "failed",
+               "tok in", "images"]
+    tokens, images = mean_cost(samples)
+
+    def line(name: str, row: dict[str, Any], fails: str) -> list[str]:
+        cells = [name, str(row["count"]), percent_cell(row.get("em")), percent_cell(row.get("f1")),
+                 percent_cell(row.get("bleu1"))]
+        if judged:
+            cells.append(percent_cell(row.get("llm_judge")))
+        return [*cells, fails]
+
+    rows = [[*line("all", table["total"], str(failed)), cost_cell(tokens), cost_cell(images)]]
+    rows += [[*line(qtype, row, ""), "", ""] for qtype, row in table["per_type"].items()]
+    return columns, rows

@@ -19,6 +19,9 @@ Task arguments:
   (32000), ``image_tokens`` (256);
 - ``judge_model``: an inspect model that scores answers on the paper's five-level rubric
   (``m3kit.benchmarks.m3exam.judge``); without it no LLM-J is computed;
+- ``fj_letter``: score fj items by the option letter the answer states (m3kit's addition);
+  off, as the paper scores them, the whole normalised answer must be the gold letter. The rule
+  is the task metadata's ``m3kit_fj_rule`` (``exact`` or ``letter``);
 - ``cache``: the response cache (on).
 
 Each sample records, next to inspect's own record, m3kit's ``SampleRecord`` (usage: prompt and
@@ -38,9 +41,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from inspect_ai import Task, task
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import solver
 
+from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
+from m3kit.benchmarks.m3exam.locomo import LOCOMO_TYPES
 from m3kit.benchmarks.m3exam.prompt import attachment_name, question_prompt
 from m3kit.benchmarks.m3exam.regimes import (
     ContextBlocks,
@@ -50,41 +54,39 @@ from m3kit.benchmarks.m3exam.regimes import (
     build_context,
     parse_regime,
 )
+from m3kit.benchmarks.m3exam.score import FJ_RULE_KEY
+from m3kit.benchmarks.m3exam.scorer import m3exam_answer
 from m3kit.errors import M3kitError
 from m3kit.harness import sample_state as steps
-from m3kit.harness.cache import cache_scope, response_cache
 from m3kit.harness.defaults import task_generate_config
-from m3kit.harness.record import SampleRecord, read_record
 from m3kit.harness.skips import warn_skipped
-from m3kit.paths import cache_dir
+from m3kit.harness.solvers import direct_solver, memory_solver
+from m3kit.metrics.text_match import FjRule
 from m3kit.schema import Conversation, ImageRef, PdfPageRef, Question
+from m3kit.schema.evallog import MEMORY_KEY, QUESTION_KEY, SampleRecord, sample_question
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import Content
-    from inspect_ai.solver import Generate, Solver, TaskState
+    from inspect_ai.solver import Solver, TaskState
 
     from m3kit.benchmarks.m3exam.load import M3ExamData
-    from m3kit.memory.base import Memory, MemoryEvent
+    from m3kit.memory.base import Memory, MemoryAnswer, MemoryEvent
 
 __all__ = [
     "M3EXAM_KEY",
     "conversation_stream",
     "locomo",
     "m3exam",
-    "m3exam_answer",
     "m3exam_context_answer",
     "m3exam_dataset",
     "m3exam_memory_answer",
     "m3exam_task",
-    "score_item",
 ]
 
 logger = logging.getLogger(__name__)
 
 M3EXAM_KEY = "m3exam"  # the sample-metadata entry describing what the regime showed
-QUESTION_KEY = "question"
-QUESTION_TYPES = ("ss", "ms", "tr", "mr", "fm", "th", "ii", "fj")
 
 
 # -- dataset --------------------------------------------------------------------------------------
@@ -99,7 +101,7 @@ def _sample(question: Question, regime: Regime) -> Sample:
         target=[question.answer, *question.alternatives],
         metadata={
             QUESTION_KEY: question.model_dump(mode="json"),
-            "memory_key": str(question.metadata.get("persona", question.id)),
+            MEMORY_KEY: str(question.metadata.get("persona", question.id)),
             "question_type": question.question_type,
             "persona": question.metadata.get("persona"),
             "regime": regime.name,
@@ -116,7 +118,7 @@ def m3exam_dataset(questions: Sequence[Question], regime: Regime, *, name: str =
 
 
 def _question(metadata: Mapping[str, Any]) -> Question:
-    return Question.model_validate(metadata[QUESTION_KEY])
+    return sample_question(metadata)
 
 
 # -- shared solver pieces -------------------------------------------------------------------------
@@ -146,7 +148,7 @@ async def _media_content(block: MediaBlock, regime: Regime) -> Content:
 
         ref = block.ref
         path = await anyio.to_thread.run_sync(partial(
-            render_pdf_page_file, ref.path, ref.page, cache_dir() / "pdf_pages", regime.dpi
+            render_pdf_page_file, ref.path, ref.page, dpi=regime.dpi
         ))
         return ContentImage(image=await materialize_media(str(path)))
     if block.ref.path.startswith(("http://", "https://")):
@@ -198,33 +200,23 @@ def m3exam_context_answer(
             full_contexts[conversation.id] = build_context(question, conversation, regime)
         return full_contexts[conversation.id]
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        from inspect_ai.model import ChatMessageUser
-
-        question = _question(state.metadata)
-        record = SampleRecord()
-        shown: dict[str, Any] = {"regime": regime.name}
-        try:
-            conversation = _conversation(conversations, question)
-            context = await steps.timed(record, "context", anyio.to_thread.run_sync(
-                partial(context_for, question, conversation)
-            ))
-            shown = _shown(context, regime)
-            content = await steps.timed(record, "context",
-                                        _message_content(context, question, regime))
-        except (M3kitError, OSError) as exc:
-            return steps.fail(state, record, f"context: {steps.failure_reason(exc)}",
-                              _shown_entry(shown))
+    async def message(state: TaskState, question: Question,
+                      record: SampleRecord) -> tuple[list[Content], int]:
+        # what the regime showed rides in the sample's metadata, also when the context fails
+        state.metadata.update(_shown_entry({"regime": regime.name}))
+        conversation = _conversation(conversations, question)
+        context = await steps.timed(record, "context", anyio.to_thread.run_sync(
+            partial(context_for, question, conversation)
+        ))
+        state.metadata.update(_shown_entry(_shown(context, regime)))
+        content = await steps.timed(record, "context",
+                                    _message_content(context, question, regime))
         record.frames = [_media_label(b) for b in context.media]
-        state.messages = [ChatMessageUser(content=content)]
-        scope = cache_scope(model_args=steps.model_args(),
-                            frames={"m3exam_regime": regime.model_dump(mode="json")})
-        return await steps.generate_answer(
-            state, generate, record, cache=response_cache(cache, scope),
-            images=context.images + context.pages, extra=_shown_entry(shown),
-        )
+        return content, context.images + context.pages
 
-    return solve
+    return direct_solver(message, cache=cache, failure="context:",
+                         scope=lambda _q: {"frames": {"m3exam_regime":
+                                                      regime.model_dump(mode="json")}})
 
 
 async def _message_content(context: ContextBlocks, question: Question, regime: Regime
@@ -297,162 +289,31 @@ def m3exam_memory_answer(
     mem = steps.resolve_memory(memory, memory_config, none_hint="use regime=oracle or full",
                                error=RegimeError)
 
-    async def ingest(key: str, conversation: Conversation) -> None:
-        if not mem.is_ingested(key):
-            events = await anyio.to_thread.run_sync(partial(conversation_stream, conversation))
-            await mem.ingest(key, events)
+    async def events(state: TaskState, question: Question,
+                     record: SampleRecord) -> list[MemoryEvent]:
+        conversation = _conversation(conversations, question)
+        return await steps.timed(record, "ingest", anyio.to_thread.run_sync(
+            partial(conversation_stream, conversation)))
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        question = _question(state.metadata)
-        key = str(state.metadata.get("memory_key") or question.id)
-        record = SampleRecord(memory=mem.name)
-        shown: dict[str, Any] = {"regime": f"memory={mem.name}"}
-        try:
-            conversation = _conversation(conversations, question)
-            await steps.timed(record, "ingest", ingest(key, conversation))
-        except Exception as exc:
-            if steps.passes_through(exc):
-                raise
-            return steps.fail(state, record, f"memory ingest: {steps.failure_reason(exc)}",
-                              _shown_entry(shown))
-        scope = cache_scope(model_args=steps.model_args(),
-                            memory={"name": mem.name, **mem.config()})
-        candidates = _all_image_names(conversation)
-        shown["candidates"] = candidates if question.question_type == "fm" else []
-        # the memory retrieves with the bare question; the model gets the answering prompt
-        state, result = await steps.answer_from_memory(
-            state, record, mem, key, question_prompt(question, candidates), query=question.text,
-            time=question.time, cache=response_cache(cache, scope), extra=_shown_entry(shown),
-        )
-        if result is not None:
-            shown["retrieved"] = list(result.usage.retrieved_ids)
-            steps.save(state, record, _shown_entry(shown))
-        return state
+    def prompt(_state: TaskState, question: Question) -> str:
+        return question_prompt(question, _candidates(question))
 
-    return solve
+    def _candidates(question: Question) -> list[str]:
+        return _all_image_names(_conversation(conversations, question))
 
+    def shown(_state: TaskState, question: Question, answer: MemoryAnswer | None, *,
+              ingested: bool) -> dict[str, Any]:
+        entry: dict[str, Any] = {"regime": f"memory={mem.name}"}
+        if ingested:
+            candidates = _candidates(question)
+            entry["candidates"] = candidates if question.question_type == "fm" else []
+        if answer is not None:
+            entry["retrieved"] = list(answer.usage.retrieved_ids)
+        return _shown_entry(entry)
 
-# -- scorer ---------------------------------------------------------------------------------------
-
-
-def score_item(question: Question, prediction: str, failure: str | None = None) -> dict[str, Any]:
-    """EM, F1, BLEU-1 of one item as ``m3kit.metrics.text_match`` scores it (failed: all 0,
-    counted wrong); ``in_total`` says whether F1/BLEU-1 enter the TOTAL (not fm, not fj);
-    ``status`` is ``correct`` (EM 1), ``incorrect`` or ``failed``."""
-    from m3kit.metrics.text_match import score_text_answer
-
-    answers = [question.answer, *question.alternatives]
-    label = question.metadata.get("label")
-    scores = score_text_answer(prediction if failure is None else "", answers,
-                               str(label) if label is not None else None, question.question_type)
-    out = scores.model_dump(mode="json")
-    if failure is not None:
-        out.update(em=0.0, f1=0.0 if scores.f1 is not None else None,
-                   bleu1=0.0 if scores.bleu1 is not None else None)
-    # ``status`` speaks the harness's vocabulary (``m3kit eval`` prints its share correct):
-    # correct = full EM credit.
-    status = "failed" if failure else ("correct" if out["em"] >= 1.0 else "incorrect")
-    out.update(status=status, reason=failure, question_type=question.question_type,
-               groups={"question_type": question.question_type})
-    return out
-
-
-def _meta(scores: list[SampleScore]) -> list[dict[str, Any]]:
-    return [(s.score.metadata or {}) for s in scores if s.score is not None]
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
-
-
-@metric
-def em() -> Metric:
-    """Graded EM over every item (fm and fj included), failed items as 0."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _mean([float(m.get("em", 0.0)) for m in _meta(scores)])
-
-    return compute
-
-
-@metric
-def f1() -> Metric:
-    """Token F1 over the items that enter the TOTAL (not fm, not fj)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _mean([float(m["f1"]) for m in _meta(scores) if m.get("in_total")])
-
-    return compute
-
-
-@metric
-def bleu1() -> Metric:
-    """BLEU-1 over the items that enter the TOTAL (not fm, not fj)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _mean([float(m["bleu1"]) for m in _meta(scores) if m.get("in_total")])
-
-    return compute
-
-
-@metric
-def failed() -> Metric:
-    """Items that got no answer (media, memory or model failure)."""
-
-    def compute(scores: list[SampleScore]) -> int:
-        return sum(m.get("status") == "failed" for m in _meta(scores))
-
-    return compute
-
-
-@metric
-def llm_judge() -> Metric:
-    """LLM-J over the judged items that enter the TOTAL (NaN when no judge ran)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _mean([float(m["llm_judge"]) for m in _meta(scores)
-                      if m.get("in_total") and m.get("llm_judge") is not None])
-
-    return compute
-
-
-async def _judge(question: Question, prediction: str, judge_model: str) -> tuple[float, str]:
-    """One item through helper F's judge (five-level rubric, robust parse, cached)."""
-    from m3kit.benchmarks.m3exam.judge import JudgeRequest, judge_answers_async
-
-    gold = str(question.metadata.get("label") or question.answer)
-    (verdict,) = await judge_answers_async(
-        [JudgeRequest(id=question.id, question=question.text, gold=gold,
-                      prediction=prediction)], judge_model)
-    return verdict.score, verdict.error or verdict.reply
-
-
-@scorer(metrics=[em(), f1(), bleu1(), llm_judge(), failed()])
-def m3exam_answer(judge_model: str | None = None) -> Scorer:
-    """Per-item EM (value), F1 and BLEU-1 (metadata) under M3Exam's type rules; with
-    ``judge_model`` (any inspect model name) also the LLM judge's score for the items it
-    applies to (not fj, not image fm; a failed item scores 0 without a call)."""
-
-    async def score(state: TaskState, target: Target) -> Score:
-        question = _question(state.metadata)
-        record = read_record(state.metadata)
-        completion = state.output.completion if state.output is not None else ""
-        failure = record.failure if record is not None else None
-        item = score_item(question, completion, failure)
-        if judge_model and item["judged"]:
-            if failure is None:
-                item["llm_judge"], item["judge_reply"] = await _judge(
-                    question, completion, judge_model)
-            else:
-                item["llm_judge"] = 0.0
-        elif judge_model and item["kind"] == "abstention":
-            # LoCoMo's adversarial items are scored by rule, and that rule stands in for the
-            # judge too, as in `m3kit score m3exam`
-            item["llm_judge"] = item["em"]
-        return Score(value=item["em"], answer=completion, explanation=failure,
-                     metadata=item)
-
-    return score
+    # the memory retrieves with the bare question; the model gets the answering prompt
+    return memory_solver(mem, events=events, prompt=prompt, cache=cache, media_errors=False,
+                         extra=shown)
 
 
 # -- the task -------------------------------------------------------------------------------------
@@ -482,8 +343,11 @@ def m3exam_task(
     name: str = "m3exam",
     known_types: Sequence[str] = QUESTION_TYPES,
     judge_model: str | None = None,
+    fj_letter: bool = False,
 ) -> Task:
-    """An inspect task over loaded M3Exam-shaped ``data`` (M3Exam or LoCoMo) in ``regime``."""
+    """An inspect task over loaded M3Exam-shaped ``data`` (M3Exam or LoCoMo) in ``regime``;
+    ``fj_letter`` scores fj items by the letter the answer states (else the whole answer)."""
+    fj_rule: FjRule = "letter" if fj_letter else "exact"
     wanted = _types(types, known_types)
     questions = [q for q in data.questions if wanted is None or q.question_type in wanted]
     if regime.kind == "memory":
@@ -495,7 +359,7 @@ def m3exam_task(
     return Task(
         dataset=m3exam_dataset(questions, regime, name=name),
         solver=chosen,
-        scorer=m3exam_answer(judge_model=judge_model),
+        scorer=m3exam_answer(judge_model=judge_model, fj_rule=fj_rule),
         config=task_generate_config(),
         metadata={
             "m3kit_benchmark": name,
@@ -503,6 +367,7 @@ def m3exam_task(
             "m3kit_memory": regime.memory,
             "m3kit_regime_config": regime.model_dump(mode="json"),
             "m3kit_skipped": [str(s) for s in data.skipped],
+            FJ_RULE_KEY: fj_rule,
         },
     )
 
@@ -521,6 +386,7 @@ def m3exam(
     token_budget: int = 32_000,
     image_tokens: int = 256,
     judge_model: str | None = None,
+    fj_letter: bool = False,
     cache: bool = True,
 ) -> Task:
     """M3Exam: multi-session multimodal conversational memory (see the module docstring)."""
@@ -532,7 +398,7 @@ def m3exam(
         regime={"regime": regime, "default": "oracle", "modality": modality, "memory": memory,
                 "max_images": max_images, "max_pdf_pages": max_pdf_pages, "dpi": dpi,
                 "token_budget": token_budget, "image_tokens": image_tokens},
-        memory_config=memory_config, cache=cache, judge_model=judge_model,
+        memory_config=memory_config, cache=cache, judge_model=judge_model, fj_letter=fj_letter,
     )
 
 
@@ -550,9 +416,6 @@ def _task_from_data(label: str, data: str | None, hint: str,
     return m3exam_task(loaded, spec, types=types, known_types=known, **options)
 
 
-LOCOMO_CATEGORIES = ("1", "2", "3", "4", "5")
-
-
 @task
 def locomo(
     data: str | None = None,
@@ -564,6 +427,7 @@ def locomo(
     max_images: int = 10,
     token_budget: int = 32_000,
     image_tokens: int = 256,
+    fj_letter: bool = False,
     cache: bool = True,
 ) -> Task:
     """LoCoMo (``locomo10.json``) through the same regimes and scorer as M3Exam.
@@ -577,9 +441,9 @@ def locomo(
     from m3kit.benchmarks.m3exam.locomo import load_locomo
 
     return _task_from_data(
-        "LoCoMo", data, "<locomo10.json>", load_locomo, types, LOCOMO_CATEGORIES,
+        "LoCoMo", data, "<locomo10.json>", load_locomo, types, LOCOMO_TYPES,
         regime={"regime": regime, "default": "text", "modality": modality, "memory": memory,
                 "max_images": max_images, "token_budget": token_budget,
                 "image_tokens": image_tokens},
-        memory_config=memory_config, cache=cache, name="locomo",
+        memory_config=memory_config, cache=cache, name="locomo", fj_letter=fj_letter,
     )

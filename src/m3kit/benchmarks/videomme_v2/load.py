@@ -15,8 +15,12 @@ A group is the four questions of one ``video_id``, ordered by the question id's 
 row position, so shuffled rows score the same). ``level`` and the heads may be set on only one
 question of the group (the released data sets them on the last): the group takes them from
 whichever question carries them. A group with fewer or more than four questions, a duplicate
-id, an unknown structure, conflicting labels, or a malformed row is skipped as a whole and
-reported (``VideoMMEv2Set.skipped``), so no question is ever scored in a shifted group.
+id, an unknown structure, conflicting labels, a malformed row, or a ``video_id`` that is not a
+plain file name (``..``, a ``/``, a NUL byte) or whose video or subtitle file leaves the folder
+through a symbolic link, to the file or to ``videos/`` / ``subtitles/`` themselves
+(``m3kit.paths.resolve_in_root``: the folder must hold its media) is skipped as a whole and
+reported (``VideoMMEv2Set.skipped``), so no question is ever scored in a shifted group. In ``test.jsonl`` a line that is not JSON (or not UTF-8) is one
+malformed row: reported, its group skipped, the table read on.
 """
 
 from __future__ import annotations
@@ -26,21 +30,33 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from m3kit.errors import M3kitError, SchemaError
+from m3kit.errors import M3kitError, SchemaError, UnsafePathError
 from m3kit.metrics.groups import GROUP_SIZE, GroupStructure, GroupType, parse_group_structure
-from m3kit.schema import Choice, Question, QuestionGroup, VideoRef, read_json_lines
+from m3kit.paths import relative_data_path, resolve_in_root
+from m3kit.schema import (
+    Choice,
+    Question,
+    QuestionGroup,
+    SkippedRecord,
+    VideoRef,
+    iter_json_records,
+    raw_problem,
+    read_predictions_lenient,
+)
+from m3kit.schema.io import UndecodableLine
 
 __all__ = [
     "BENCHMARK",
     "TABLE_NAMES",
     "GroupInfo",
     "PredictionError",
+    "PredictionRow",
     "VideoMMEv2Error",
     "VideoMMEv2Set",
     "find_table",
@@ -170,8 +186,10 @@ def find_table(data: str | Path) -> Path:
     raise VideoMMEv2Error("no such file or folder", path=path)
 
 
-def read_table(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a ``.parquet``, ``.jsonl`` or ``.tsv`` table as plain dicts."""
+def read_table(path: str | Path) -> list[dict[str, Any] | VideoMMEv2Error]:
+    """The rows of a ``.parquet``, ``.jsonl`` or ``.tsv`` table as plain dicts; a JSON Lines line
+    that is not a JSON object (or not UTF-8) comes as the ``VideoMMEv2Error`` naming it, so the
+    loader reports that row and reads on."""
     file = Path(path)
     suffix = file.suffix.lower()
     try:
@@ -180,7 +198,8 @@ def read_table(path: str | Path) -> list[dict[str, Any]]:
 
             return pq.read_table(file).to_pylist()
         if suffix in (".jsonl", ".json"):
-            return [raw for _, raw in read_json_lines(file, VideoMMEv2Error)]
+            return [_table_line(file, record, raw) for record, raw in
+                    iter_json_records(file, lines=True, id_keys=("question_id",))]
         if suffix in (".tsv", ".txt"):
             with file.open(encoding="utf-8", newline="") as handle:
                 return list(csv.DictReader(handle, delimiter="\t"))
@@ -191,12 +210,34 @@ def read_table(path: str | Path) -> list[dict[str, Any]]:
     raise VideoMMEv2Error("unknown table format: use .parquet, .jsonl or .tsv", path=file)
 
 
+def _table_line(file: Path, record: str, raw: Any) -> dict[str, Any] | VideoMMEv2Error:
+    problem = raw_problem(raw)
+    if problem is None and not isinstance(raw, dict):
+        problem = "not a JSON object"
+    if problem is not None:
+        return VideoMMEv2Error(f"row skipped: {problem}", path=file, record=record)
+    return raw
+
+
 def video_path(root: str | Path, video_id: str) -> Path:
     return Path(root) / "videos" / f"{video_id}.mp4"
 
 
 def subtitle_path(root: str | Path, video_id: str) -> Path:
     return Path(root) / "subtitles" / f"{video_id}.jsonl"
+
+
+def _check_media_paths(root: Path, video_id: str, table: Path) -> None:
+    """Refuse a ``video_id`` that is no plain file name, or whose video or subtitle file
+    leaves the data folder through a symbolic link (to the file or to a folder on the way)."""
+    where = f"group {video_id}"
+    relative_data_path(video_id, path=table, record=where, field="video_id")
+    if "/" in video_id or "\\" in video_id:
+        raise UnsafePathError(f"video_id {video_id!r} is not a plain file name", path=table,
+                              record=where, field="video_id")
+    for made in (video_path, subtitle_path):
+        resolve_in_root(root, made(".", video_id).as_posix(), path=table, record=where,
+                        field="video_id")
 
 
 def _choices(row: _Row, table: Path) -> list[Choice]:
@@ -346,6 +387,9 @@ def load_videomme_v2(data: str | Path) -> VideoMMEv2Set:
     by_video: dict[str, list[_Row]] = defaultdict(list)
     bad_videos: dict[str, list[str]] = defaultdict(list)  # video -> its malformed rows
     for number, raw in enumerate(raw_rows, start=1):
+        if isinstance(raw, VideoMMEv2Error):  # a line that is no row at all; its group is
+            skipped.append(raw)               # found incomplete below and skipped whole
+            continue
         record = str(raw.get("question_id") or f"row {number}")
         try:
             row = _Row.model_validate(raw)
@@ -372,6 +416,7 @@ def load_videomme_v2(data: str | Path) -> VideoMMEv2Set:
             )))
             continue
         try:
+            _check_media_paths(root, video_id, table)
             info, members = _group(video_id, rows, table, root)
         except VideoMMEv2Error as exc:
             skipped.append(_group_skipped(video_id, ids, exc))
@@ -380,6 +425,10 @@ def load_videomme_v2(data: str | Path) -> VideoMMEv2Set:
         except ValidationError as exc:
             error = _validation_error(table, f"group {video_id}", exc)
             skipped.append(_group_skipped(video_id, ids, error))
+            skipped_ids += ids
+            continue
+        except UnsafePathError as exc:
+            skipped.append(_group_skipped(video_id, ids, exc))
             skipped_ids += ids
             continue
         groups.append(info)
@@ -424,26 +473,41 @@ def _prediction_id(raw: Mapping[str, Any]) -> Any:
     return None
 
 
-def _json_records(file: Path) -> list[tuple[int, Mapping[str, Any]]]:
-    """A JSON list of records (VLMEvalKit's ``.json``, numbered from 0 as its rows), or JSON
-    Lines (numbered by line)."""
+# A record of a predictions file: its raw value, or why it is none (not JSON, not UTF-8).
+_RawRecord = Any
+
+
+def _read_escaped(file: Path) -> str:
+    """The file's text, with bytes that are not UTF-8 kept as lone surrogates
+    (``surrogateescape``) so that only the records holding them are skipped."""
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return file.read_bytes().decode("utf-8", "surrogateescape")
+    except OSError as exc:
         raise PredictionError(f"cannot read the file: {exc}", path=file) from None
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _undecodable(raw: _RawRecord) -> bool:
+    values = raw.values() if isinstance(raw, Mapping) else [raw]
+    return any(isinstance(v, str) and _ESCAPED_BYTE.search(v) for v in values)
+
+
+def _json_records(file: Path) -> list[tuple[str, _RawRecord]]:
+    """A JSON list of records (VLMEvalKit's ``.json``, numbered from 0 as its rows), or JSON
+    Lines (numbered by line, each line read on its own)."""
+    text = _read_escaped(file)
     if not text.lstrip().startswith("["):
-        return read_json_lines(file, PredictionError)
+        return list(iter_json_records(file, lines=True, id_keys=("question_id",)))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PredictionError(f"not JSON: {exc.msg} (line {exc.lineno})", path=file) from None
-    for index, raw in enumerate(data):
-        if not isinstance(raw, Mapping):
-            raise PredictionError("not a JSON object", path=file, record=index)
-    return list(enumerate(data))
+    return [(str(index), raw) for index, raw in enumerate(data)]
 
 
-def _xlsx_records(file: Path) -> list[tuple[int, Mapping[str, Any]]]:
+def _xlsx_records(file: Path) -> list[tuple[str, _RawRecord]]:
     """The first sheet of a workbook (VLMEvalKit's default ``.xlsx``) as records keyed by the
     header row, numbered by spreadsheet row (the header is row 1)."""
     from zipfile import BadZipFile
@@ -462,42 +526,84 @@ def _xlsx_records(file: Path) -> list[tuple[int, Mapping[str, Any]]]:
         if missing:
             raise PredictionError(f"the sheet lacks the column(s) {sorted(missing)}",
                                   path=file, field=min(missing))
-        return [(number, dict(zip(header, row, strict=False)))
+        return [(str(number), dict(zip(header, row, strict=False)))
                 for number, row in enumerate(rows, start=2)
                 if any(cell is not None for cell in row)]
     finally:
         book.close()
 
 
-def _tsv_records(file: Path) -> list[tuple[int, Mapping[str, Any]]]:
+def _tsv_records(file: Path) -> list[tuple[str, _RawRecord]]:
     """The rows of a predictions TSV, numbered by file row (the header is row 1)."""
+    import io
+
     try:
-        with file.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter="\t")
-            missing = {"question_id", "prediction"} - set(reader.fieldnames or [])
-            if missing:
-                raise PredictionError(f"the TSV lacks the column(s) {sorted(missing)}",
-                                      path=file, field=min(missing))
-            return list(enumerate(reader, start=2))
-    except UnicodeDecodeError as exc:
-        raise PredictionError(f"not UTF-8 text (byte {exc.start}): save the file as UTF-8",
-                              path=file) from None
-    except (OSError, csv.Error) as exc:
+        reader = csv.DictReader(io.StringIO(_read_escaped(file), newline=""), delimiter="\t")
+        header = reader.fieldnames or []
+        if any(_ESCAPED_BYTE.search(name) for name in header):
+            raise PredictionError("the header row is not UTF-8 text: save the file as UTF-8",
+                                  path=file)
+        missing = {"question_id", "prediction"} - set(header)
+        if missing:
+            raise PredictionError(f"the TSV lacks the column(s) {sorted(missing)}",
+                                  path=file, field=min(missing))
+        return [(str(number), row) for number, row in enumerate(reader, start=2)]
+    except csv.Error as exc:
         raise PredictionError(f"cannot read the file: {exc}", path=file) from None
 
 
-def read_predictions(path: str | Path) -> dict[str, str]:
+class PredictionRow(BaseModel):
+    """One record of a predictions file, wherever its harness put the id and the reply: the
+    question id, and the raw reply (``""`` when the harness wrote none: a null or NaN cell).
+    A reply that is not text or a number (an object, a list, a boolean) is refused."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    prediction: str
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        if _missing(value):
+            raise ValueError(f"no question_id (looked at question_id, {LMMS_EVAL_METRIC}"
+                             ".question_id and doc.question_id)")
+        return str(value).strip() if isinstance(value, int | str) and \
+            not isinstance(value, bool) else value
+
+    @field_validator("prediction", mode="before")
+    @classmethod
+    def _reply_text(cls, value: Any) -> Any:
+        if _missing(value) and not isinstance(value, str):
+            return ""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+
+def _prediction_row(raw: _RawRecord) -> _RawRecord:
+    """A raw record as ``{"id", "prediction"}``, or the error that makes it none."""
+    if raw_problem(raw) is not None or not isinstance(raw, Mapping):
+        return raw
+    if _undecodable(raw):
+        return UndecodableLine("not UTF-8 text", "", 0)
+    return {"id": _prediction_id(raw), "prediction": _prediction_text(raw)}
+
+
+def read_predictions(path: str | Path) -> tuple[dict[str, str], list[SkippedRecord]]:
     """``question_id -> raw reply`` from a JSONL or JSON list (``question_id`` + ``prediction``;
     VLMEvalKit's ``.json``; lmms-eval's ``--log_samples`` file) or a TSV with those two columns
-    (VLMEvalKit's ``.tsv``) or an ``.xlsx`` sheet (VLMEvalKit's default). A record without an
-    id, an id given twice, or a file that is not UTF-8 text raises ``PredictionError``; an empty
-    or missing reply is ``""``."""
+    (VLMEvalKit's ``.tsv``) or an ``.xlsx`` sheet (VLMEvalKit's default), and what was skipped
+    (``schema.read_predictions_lenient``): a record without an id, an id given again (the first
+    is kept), a reply that is not text, a record that is not UTF-8 text or not JSON, each named.
+    An empty or missing reply is ``""``. A file that cannot be read at all, or whose header
+    lacks the columns, raises ``PredictionError``."""
     file = Path(path)
     if not file.is_file():
         raise PredictionError("no such predictions file", path=file)
     suffix = file.suffix.lower()
     if suffix in (".tsv", ".txt"):
-        records: Iterable[tuple[int, Mapping[str, Any]]] = _tsv_records(file)
+        records: list[tuple[str, _RawRecord]] = _tsv_records(file)
     elif suffix in (".jsonl", ".json"):
         records = _json_records(file)
     elif suffix == ".xlsx":
@@ -505,17 +611,7 @@ def read_predictions(path: str | Path) -> dict[str, str]:
     else:
         raise PredictionError("unknown predictions format: use .jsonl, .json, .tsv or .xlsx",
                               path=file)
-    out: dict[str, str] = {}
-    for number, raw in records:
-        qid = _prediction_id(raw)
-        if _missing(qid):
-            raise PredictionError(
-                f"no question_id (looked at question_id, {LMMS_EVAL_METRIC}.question_id and "
-                "doc.question_id)", path=file, record=number, field="question_id")
-        qid = str(qid).strip()
-        if qid in out:
-            raise PredictionError(f"question_id {qid} is given twice", path=file, record=number,
-                                  field="question_id")
-        text = _prediction_text(raw)
-        out[qid] = "" if _missing(text) and not isinstance(text, str) else str(text or "")
-    return out
+    rows, skipped = read_predictions_lenient(
+        file, PredictionRow, [(name, _prediction_row(raw)) for name, raw in records]
+    )
+    return {r.id: r.prediction for r in rows}, skipped

@@ -8,10 +8,10 @@ groups; ``level_k``, ``relevance_score`` (capability consistency), ``relevance_l
 0.0 there). A failed extraction is a wrong answer and is counted (``n_failed_extraction``).
 
 A sample whose video or subtitle file could not be read is *excluded*, as M3Eval excludes it
-(``m3kit.harness.scorers.is_excluded``: status ``failed``, reason ``media: ...``). The four
-questions of a group share one video, so the whole group is left out of every group score and of
+(status ``failed``, reason ``media: ...``, ``m3kit.schema.MEDIA_FAILURE``). The four questions
+of a group share one video, so the whole group is left out of every group score and of
 ``avg_acc``, and is counted and named (``n_excluded_groups``, ``excluded_groups``): the task's
-metrics, ``score_log`` (the report) and ``m3kit eval``'s table score the same questions.
+metrics, ``scores_from_log`` (the report) and ``m3kit eval``'s table score the same questions.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,7 +28,6 @@ from m3kit.benchmarks.videomme_v2.load import (
     PredictionError,
     VideoMMEv2Set,
 )
-from m3kit.harness.scorers import MEDIA_FAILURE
 from m3kit.metrics.extraction import extract_answer
 from m3kit.metrics.groups import (
     GROUP_SIZE,
@@ -38,10 +37,9 @@ from m3kit.metrics.groups import (
     mean_and_variance,
     relevance_linear_score,
 )
-from m3kit.schema import Question
-
-if TYPE_CHECKING:
-    from inspect_ai.log import EvalLog
+from m3kit.schema import MEDIA_FAILURE, LoggedSample, Question
+from m3kit.schema.evallog import mean_cost
+from m3kit.schema.report import cost_cell, number_cell
 
 __all__ = [
     "LEADERBOARD_KEYS",
@@ -51,8 +49,9 @@ __all__ = [
     "aggregate",
     "groups_from_questions",
     "score_groups",
-    "score_log",
     "score_predictions",
+    "scores_from_log",
+    "summary_rows",
 ]
 
 # The keys of ``m3kit score videomme-v2 --json``, in order.
@@ -81,8 +80,8 @@ class QuestionOutcome(BaseModel):
 
     @property
     def excluded(self) -> bool:
-        """Its video or subtitles could not be read: left out, never scored wrong (the test of
-        ``m3kit.harness.scorers.is_excluded``)."""
+        """Its video or subtitles could not be read: left out, never scored wrong (as M3Eval
+        excludes such a sample: status ``failed``, reason ``MEDIA_FAILURE``)."""
         return self.status == "failed" and self.reason.startswith(MEDIA_FAILURE)
 
 
@@ -123,6 +122,8 @@ class VideoMMEv2Score(BaseModel):
     position_accuracy: dict[str, list[float | None]] = Field(default_factory=dict)
     relevance_accuracy_mean: float | None = None
     relevance_accuracy_variance: float | None = None
+    # groups left out because not all four of their questions were run (a ``--limit`` run)
+    incomplete_groups: list[str] = Field(default_factory=list)
 
     def leaderboard(self) -> dict[str, Any]:
         """Exactly the leaderboard keys."""
@@ -272,26 +273,41 @@ def groups_from_questions(questions: Iterable[Question]) -> tuple[list[GroupInfo
     return groups, incomplete
 
 
-def score_log(log: EvalLog) -> tuple[VideoMMEv2Score, list[str]]:
-    """The numbers of one ``videomme_v2`` eval log (read with its samples), and the ids of the
-    groups left out as incomplete. A run spread over several logs (a killed run and its
-    ``--resume``, shards) is pooled into one first (``m3kit.report.pooling.pool_logs``)."""
-    from m3kit.harness.dataset import sample_question
-
+def scores_from_log(samples: Sequence[LoggedSample]) -> VideoMMEv2Score:
+    """The numbers of one ``videomme_v2`` run from its samples
+    (``m3kit.report.logs.read_samples``), the ids of groups left out as incomplete in
+    ``incomplete_groups``. A run spread over several logs (a killed run and its ``--resume``,
+    shards) is pooled into one first (``m3kit.report.pooling.pool_logs``)."""
     questions: list[Question] = []
     outcomes: dict[str, QuestionOutcome] = {}
-    for sample in log.samples or []:
-        question = sample_question(sample.metadata)
+    for sample in samples:
+        question = sample.question
+        if question is None:
+            continue
         questions.append(question)
-        score = next(iter((sample.scores or {}).values()), None)
-        meta = (score.metadata or {}) if score is not None else {}
-        if sample.error is None:
-            status, reason = meta.get("status"), (score.explanation if score else None)
-        else:  # inspect's own error: a failure, never an exclusion
+        item = sample.item
+        if sample.error is None and item is not None:
+            status, reason = item.status, sample.explanation
+        else:  # inspect's own error (or no score): a failure, never an exclusion
             status, reason = "failed", "error"
         outcomes[question.id] = QuestionOutcome(
-            id=question.id, status=str(status or "failed"), letter=meta.get("letter"),
+            id=question.id, status=str(status), letter=getattr(item, "letter", None),
             reason=reason or "",
         )
     groups, incomplete = groups_from_questions(questions)
-    return aggregate(score_groups(groups, outcomes), outcomes.values()), incomplete
+    score = aggregate(score_groups(groups, outcomes), outcomes.values())
+    return score.model_copy(update={"incomplete_groups": incomplete})
+
+
+def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:
+    """What ``m3kit eval`` prints: Video-MME-v2's leaderboard numbers (already 0-100) for the
+    whole run, with the groups left out (``excl grp``: video or subtitles unreadable;
+    ``incompl``: not all four questions run) and the mean cost of answered samples."""
+    score = scores_from_log(samples)
+    tokens, images = mean_cost(samples)
+    columns = ["group", "groups", "Non-Lin", "Avg Acc", "failed", "excl grp", "incompl",
+               "tok in", "images"]
+    rows = [["all", str(score.n_groups), number_cell(score.total), number_cell(score.avg_acc),
+             str(score.n_failed), str(score.n_excluded_groups),
+             str(len(score.incomplete_groups)), cost_cell(tokens), cost_cell(images)]]
+    return columns, rows

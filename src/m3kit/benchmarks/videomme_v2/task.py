@@ -11,6 +11,10 @@ Task args (``-T``):
   instead (one frame per ``1/fps`` s);
 - ``reasoning``: ask for reasoning ending in ``Final Answer: <letter>`` instead of the letter;
 - ``blind``: no frames and no subtitles, the same questions (what language priors alone answer);
+- ``memory`` (``m3kit eval --memory``) and ``memory_config``: answer through a memory of
+  ``m3kit.memory``: each video's frames (and its subtitle sentences, under ``concat`` or
+  ``interleave``) are ingested once as events under the video's id, and the memory answers each
+  of its questions;
 - ``max_side``, ``frame_store``, ``cache``: as in every m3kit task.
 """
 
@@ -21,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import solver
 
 from m3kit.benchmarks.videomme_v2.load import (
@@ -31,14 +34,9 @@ from m3kit.benchmarks.videomme_v2.load import (
     subtitle_path,
 )
 from m3kit.benchmarks.videomme_v2.prompt import SubtitleMode, preamble, question_text
-from m3kit.benchmarks.videomme_v2.score import (
-    QuestionOutcome,
-    aggregate,
-    groups_from_questions,
-    outcome_of,
-    score_groups,
-)
+from m3kit.benchmarks.videomme_v2.scorer import GROUP_META, group_fields, videomme_v2_answer
 from m3kit.benchmarks.videomme_v2.subtitles import (
+    SubtitleSegment,
     concat_subtitles,
     group_sentences,
     interleave,
@@ -46,26 +44,39 @@ from m3kit.benchmarks.videomme_v2.subtitles import (
     segment_line,
 )
 from m3kit.errors import M3kitError
-from m3kit.harness.cache import cache_scope, response_cache
-from m3kit.harness.dataset import QUESTION_KEY, sample_question
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.frames import FramePolicy, SelectedFrame, image_content, policy_fingerprint
-from m3kit.harness.record import SampleRecord, read_record
-from m3kit.harness.sample_state import fail, failure_reason, generate_answer, model_args, timed
+from m3kit.harness.sample_state import resolve_memory, timed
 from m3kit.harness.skips import warn_skipped
-from m3kit.harness.solvers import FrameSource
+from m3kit.harness.solvers import (
+    FrameSource,
+    direct_solver,
+    memory_solver,
+    source_frame_events,
+)
 from m3kit.schema import Question
+from m3kit.schema.evallog import (
+    MEDIA_ROOT_KEY,
+    MEMORY_KEY,
+    MEMORY_NAME_KEY,
+    QUESTION_KEY,
+    SampleRecord,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.solver import Generate, Solver, TaskState
+    from inspect_ai.model import Content
+    from inspect_ai.solver import Solver, TaskState
+
+    from m3kit.memory.base import Memory, MemoryEvent
 
 __all__ = [
     "DEFAULT_FRAMES",
     "SUBTITLE_MODES",
+    "subtitle_events",
     "videomme_v2",
-    "videomme_v2_answer",
     "videomme_v2_dataset",
+    "videomme_v2_memory_solver",
     "videomme_v2_solver",
 ]
 
@@ -73,7 +84,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_FRAMES = 64  # the released evaluation's default (--nframe 64), uniform_inner
 SUBTITLE_MODES: tuple[str, ...] = ("none", "concat", "interleave")
-GROUP_META = "videomme_v2"  # sample/score metadata key holding the group fields
 
 
 class VideoMMEv2TaskError(M3kitError, ValueError):
@@ -92,19 +102,6 @@ def _subtitle_mode(value: Any) -> SubtitleMode:
     return mode  # type: ignore[return-value]
 
 
-def _group_fields(question: Question) -> dict[str, Any]:
-    group = question.group
-    return {
-        "group": group.id if group else None,
-        "position": group.position if group else None,
-        "type": group.type if group else None,
-        "structure": group.structure if group else None,
-        "level": question.metadata.get("level"),
-        "second_head": question.metadata.get("second_head"),
-        "third_head": question.metadata.get("third_head"),
-    }
-
-
 def _to_sample(question: Question, root: Path, mode: SubtitleMode, reasoning: bool) -> Sample:
     from inspect_ai.dataset import Sample
 
@@ -114,11 +111,11 @@ def _to_sample(question: Question, root: Path, mode: SubtitleMode, reasoning: bo
         target=question.answer,
         metadata={
             QUESTION_KEY: question.model_dump(mode="json"),
-            "memory_key": question.metadata.get("video_id", question.id),
-            "media_root": str(root),
+            MEMORY_KEY: question.metadata.get("video_id", question.id),
+            MEDIA_ROOT_KEY: str(root),
             "question_type": question.question_type,
             "condition": f"subtitles={mode}",
-            GROUP_META: _group_fields(question),
+            GROUP_META: group_fields(question).model_dump(mode="json"),
         },
     )
 
@@ -151,6 +148,18 @@ def _select(source: FrameSource, question: Question, policy: FramePolicy,
     return chosen, _duration(times)
 
 
+def _policy(frames: int, fps: float | None, blind: bool, max_side: int | None) -> FramePolicy:
+    if fps is not None:
+        return FramePolicy(policy="fps", fps=fps, n=0 if blind else DEFAULT_FRAMES,
+                           max_side=max_side)
+    return FramePolicy(policy="uniform_inner", n=0 if blind else frames, max_side=max_side)
+
+
+def _subtitles(question: Question, root: str | None) -> list[SubtitleSegment]:
+    video_id = str(question.metadata.get("video_id", question.id))
+    return read_subtitles(subtitle_path(root or ".", video_id))
+
+
 @solver
 def videomme_v2_solver(
     subtitles: str = "none",
@@ -165,167 +174,99 @@ def videomme_v2_solver(
     """Frames (and subtitles, concatenated or interleaved) then the Video-MME-v2 question, to
     the model under evaluation; blind: the question alone."""
     mode = _subtitle_mode(subtitles)
-    source = FrameSource(frame_store, n=frames, max_side=max_side)
-    policy = (
-        FramePolicy(policy="fps", fps=fps, n=0 if blind else DEFAULT_FRAMES, max_side=max_side)
-        if fps is not None
-        else FramePolicy(policy="uniform_inner", n=0 if blind else frames, max_side=max_side)
-    )
+    policy = _policy(frames, fps, blind, max_side)
+    source = FrameSource(frame_store, policy=lambda _q: policy)
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
+    async def message(state: TaskState, question: Question,
+                      record: SampleRecord) -> tuple[str | list[Content], int]:
         import anyio
-        from inspect_ai.model import ChatMessageUser, ContentText
+        from inspect_ai.model import ContentText
 
-        question = sample_question(state.metadata)
-        root = state.metadata.get("media_root")
-        record = SampleRecord()
+        root = state.metadata.get(MEDIA_ROOT_KEY)
         chosen: list[SelectedFrame] = []
         duration = 0.0
-        words = []
-        try:
-            if not blind and policy.n > 0:
-                chosen, duration = await timed(record, "frames", anyio.to_thread.run_sync(
-                    lambda: _select(source, question, policy, root)
-                ))
-            if not blind and mode != "none":
-                video_id = str(question.metadata.get("video_id", question.id))
-                words = read_subtitles(subtitle_path(root or ".", video_id))
-            images = await timed(record, "frames", image_content(chosen))
-        except (M3kitError, OSError) as exc:
-            return fail(state, record, f"media: {failure_reason(exc)}")
+        words: list[SubtitleSegment] = []
+        if not blind and policy.n > 0:
+            chosen, duration = await timed(record, "frames", anyio.to_thread.run_sync(
+                lambda: _select(source, question, policy, root)
+            ))
+        if not blind and mode != "none":
+            words = _subtitles(question, root)
+        images = await timed(record, "frames", image_content(chosen))
         record.frames = [f.path for f in chosen]
         record.frame_times = [f.time for f in chosen]
         text = question_text(question, reasoning=reasoning)
         if mode == "interleave" and images:
-            content: list[Any] = []
+            content: list[Content] = []
             between = interleave([f.time for f in chosen], duration, group_sentences(words))
             for image, lines in zip(images, between, strict=True):
                 content.append(image)
                 content += [ContentText(text=segment_line(s)) for s in lines]
             content += [ContentText(text=preamble(mode)), ContentText(text=text)]
-            state.messages = [ChatMessageUser(content=content)]
-        else:
-            # without frames the interleaved condition has nothing to interleave: its sentences
-            # would have no frame to follow, so the whole text is given as in ``concat``
-            shown = "concat" if mode == "interleave" else mode
-            intro = preamble(shown, concat_subtitles(words), blind=blind, frames=bool(images))
-            if images:
-                state.messages = [ChatMessageUser(
-                    content=[*images, ContentText(text=intro), ContentText(text=text)]
-                )]
-            else:
-                # plain text: text-only chat templates join content parts as a string
-                state.messages = [ChatMessageUser(content=f"{intro}\n{text}")]
-        scope = cache_scope(model_args=model_args(), frames=policy_fingerprint(policy))
-        return await generate_answer(state, generate, record,
-                                     cache=response_cache(cache, scope), images=len(images))
+            return content, len(images)
+        # without frames the interleaved condition has nothing to interleave: its sentences
+        # would have no frame to follow, so the whole text is given as in ``concat``
+        shown = "concat" if mode == "interleave" else mode
+        intro = preamble(shown, concat_subtitles(words), blind=blind, frames=bool(images))
+        if images:
+            return [*images, ContentText(text=intro), ContentText(text=text)], len(images)
+        # plain text: text-only chat templates join content parts as a string
+        return f"{intro}\n{text}", 0
 
-    return solve
+    return direct_solver(message, cache=cache,
+                         scope=lambda _q: {"frames": policy_fingerprint(policy)})
 
 
-def _outcomes(scores: list[SampleScore]) -> tuple[list[Question], dict[str, QuestionOutcome]]:
-    """Rebuild just enough of each question (group and labels) to score groups in a metric."""
-    from m3kit.schema import QuestionGroup
+def subtitle_events(key: str, segments: list[SubtitleSegment]) -> list[MemoryEvent]:
+    """The memory's text stream for ``key``: one ``text`` event per subtitle sentence, at its
+    start on the video's clock."""
+    from m3kit.memory.base import MemoryEvent
 
-    questions, outcomes = [], {}
-    for s in scores:
-        meta = s.score.metadata or {}
-        fields = meta.get(GROUP_META) or {}
-        if not fields.get("group"):
-            continue
-        qid = str(s.sample_id)
-        questions.append(Question(
-            id=qid, benchmark=BENCHMARK, text="", answer="",
-            group=QuestionGroup(id=fields["group"], position=fields["position"], size=4,
-                                type=fields["type"], structure=fields["structure"]),
-            metadata={k: fields.get(k) for k in ("level", "second_head", "third_head")},
-        ))
-        outcomes[qid] = QuestionOutcome(id=qid, status=str(meta.get("status", "failed")),
-                                        letter=meta.get("letter"),
-                                        reason=s.score.explanation or "")
-    return questions, outcomes
+    return [
+        MemoryEvent(id=f"{key}#sub{i}", kind="text", time=s.start_time,
+                    text=s.text, metadata={"end": s.end_time})
+        for i, s in enumerate(segments)
+    ]
 
 
-def _aggregate_scores(scores: list[SampleScore]) -> Any:
-    questions, outcomes = _outcomes(scores)
-    groups, incomplete = groups_from_questions(questions)
-    if incomplete:
-        # inspect also computes metrics over partial results while a run is going: not a warning
-        logger.debug("%d incomplete group(s) left out of the group scores", len(incomplete))
-    return aggregate(score_groups(groups, outcomes), outcomes.values())
+@solver
+def videomme_v2_memory_solver(
+    memory: str | Memory,
+    memory_config: dict[str, Any] | None = None,
+    subtitles: str = "none",
+    frames: int = DEFAULT_FRAMES,
+    fps: float | None = None,
+    reasoning: bool = False,
+    max_side: int | None = None,
+    frame_store: str | None = None,
+    cache: bool = True,
+) -> Solver:
+    """The group's video goes into ``memory`` once per video (memory key = ``video_id``): its
+    frames by the task's frame policy, and its subtitle sentences as text events when the
+    subtitle mode gives them; then the memory answers the Video-MME-v2 question with the model
+    under evaluation, seeing only what came before the question's time."""
+    mode = _subtitle_mode(subtitles)
+    mem = resolve_memory(memory, memory_config, none_hint="leave out --memory",
+                         error=VideoMMEv2TaskError)
+    policy = _policy(frames, fps, False, max_side)
+    source = FrameSource(frame_store, policy=lambda _q: policy)
 
+    async def events(state: TaskState, question: Question,
+                     record: SampleRecord) -> list[MemoryEvent]:
+        from m3kit.memory.events import merge_events
 
-def _leaderboard_metric(key: str) -> Metric:
-    """One number of the aggregate (``total``, ``avg_acc``); NaN before any group is complete."""
+        key = str(state.metadata.get(MEMORY_KEY) or question.id)
+        stream = await source_frame_events(source, key, state, question, record)
+        if mode == "none":
+            return stream
+        words = _subtitles(question, state.metadata.get(MEDIA_ROOT_KEY))
+        return merge_events(stream, subtitle_events(key, group_sentences(words)))
 
-    def compute(scores: list[SampleScore]) -> float:
-        value = getattr(_aggregate_scores(scores), key)
-        return float("nan") if value is None else float(value)
+    def prompt(_state: TaskState, question: Question) -> str:
+        return question_text(question, reasoning=reasoning)
 
-    return compute
-
-
-@metric
-def videomme_v2_nonlin_score() -> Metric:
-    """Video-MME-v2's Non-Lin Score (0-100): the mean group score over complete groups."""
-    return _leaderboard_metric("total")
-
-
-@metric
-def videomme_v2_avg_acc() -> Metric:
-    """Per-question accuracy (0-100) over complete groups; failed extractions are wrong."""
-    return _leaderboard_metric("avg_acc")
-
-
-@metric
-def videomme_v2_excluded_groups() -> Metric:
-    """Groups left out of every score because their video or subtitles could not be read."""
-
-    def compute(scores: list[SampleScore]) -> int:
-        return _aggregate_scores(scores).n_excluded_groups
-
-    return compute
-
-
-@metric
-def videomme_v2_failed_extraction() -> Metric:
-    """Replies from which no option letter could be extracted (scored wrong)."""
-
-    def compute(scores: list[SampleScore]) -> int:
-        return sum((s.score.metadata or {}).get("status") == "invalid" for s in scores)
-
-    return compute
-
-
-@scorer(metrics=[videomme_v2_nonlin_score(), videomme_v2_avg_acc(),
-                 videomme_v2_failed_extraction(), videomme_v2_excluded_groups()])
-def videomme_v2_answer() -> Scorer:
-    """The official extraction (``m3kit.metrics.extraction``); a failed sample or a failed
-    extraction is wrong, except that unreadable media exclude the sample's group."""
-
-    async def score(state: TaskState, target: Target) -> Score:
-        question = sample_question(state.metadata)
-        record = read_record(state.metadata)
-        completion = state.output.completion if state.output is not None else ""
-        if record is not None and record.failure is not None:
-            outcome = QuestionOutcome(id=question.id, status="failed")
-        else:
-            outcome = outcome_of(question, completion)
-        return Score(
-            value=1.0 if outcome.correct else 0.0,
-            answer=outcome.letter,
-            explanation=record.failure if record is not None and record.failure else None,
-            metadata={
-                "status": outcome.status,
-                "letter": outcome.letter,
-                "role": None,
-                "groups": {k: state.metadata[k] for k in ("question_type", "condition")
-                           if state.metadata.get(k) is not None},
-                GROUP_META: state.metadata.get(GROUP_META) or _group_fields(question),
-            },
-        )
-
-    return score
+    return memory_solver(mem, events=events, prompt=prompt, cache=cache,
+                         scope=lambda _q: {"frames": policy_fingerprint(policy)})
 
 
 @task
@@ -339,6 +280,8 @@ def videomme_v2(
     max_side: int | None = None,
     frame_store: str | None = None,
     cache: bool = True,
+    memory: str | None = None,
+    memory_config: dict[str, Any] | None = None,
 ) -> Task:
     """Video-MME-v2 (module doc for the arguments)."""
     if not data:
@@ -356,16 +299,29 @@ def videomme_v2(
     # frames=0 and no subtitles shows the question alone: a blind run in all but name, so it is
     # recorded as one and the report never lists it beside the full runs as if it were one
     blind = bool(blind) or (no_frames and mode == "none")
+    uses_memory = memory is not None and memory != "none"
+    if uses_memory and blind:
+        raise VideoMMEv2TaskError("a blind run shows no video, so it takes no memory",
+                                  field="memory")
+    if uses_memory:
+        assert memory is not None
+        chosen = videomme_v2_memory_solver(
+            memory, memory_config=memory_config, subtitles=mode, frames=int(frames), fps=fps,
+            reasoning=bool(reasoning), max_side=max_side, frame_store=frame_store, cache=cache,
+        )
+    else:
+        chosen = videomme_v2_solver(
+            subtitles=mode, frames=int(frames), fps=fps, reasoning=bool(reasoning),
+            blind=bool(blind), max_side=max_side, frame_store=frame_store, cache=cache,
+        )
     return Task(
         dataset=videomme_v2_dataset(loaded, subtitles="none" if blind else mode,
                                     reasoning=bool(reasoning)),
-        solver=videomme_v2_solver(
-            subtitles=mode, frames=int(frames), fps=fps, reasoning=bool(reasoning),
-            blind=bool(blind), max_side=max_side, frame_store=frame_store, cache=cache,
-        ),
+        solver=chosen,
         scorer=videomme_v2_answer(),
         config=task_generate_config(),
         metadata={
+            MEMORY_NAME_KEY: memory if uses_memory else None,
             "m3kit_blind": bool(blind),
             "m3kit_subtitles": "none" if blind else mode,
             "m3kit_frames": 0 if no_frames else (f"{fps} fps" if fps is not None

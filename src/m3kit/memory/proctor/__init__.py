@@ -3,7 +3,7 @@ demand. ``ProctorMemory`` is the memory; the other names are its parts, public f
 for the hierarchical memory, which shares the chunking.
 """
 
-from m3kit.memory.events import round_of
+from m3kit.schema.evallog import round_of
 from m3kit.memory.proctor.bias import (
     Bias,
     artifact_cue,
@@ -27,7 +27,6 @@ from m3kit.memory.proctor.memory import (
     DEFAULT_GATES,
     DEFAULT_TAU,
     ProctorMemory,
-    render_page,
 )
 from m3kit.memory.proctor.surrogates import (
     BIAS_MODALITIES,
@@ -68,7 +67,6 @@ __all__ = [
     "lexical_bias",
     "modality_share",
     "parse_bias",
-    "render_page",
     "rerank",
     "round_of",
     "session_summary",

@@ -7,9 +7,9 @@ Answer:
 
 1. bias — one model call for the question's modality bias, cached per (model, question); the
    deterministic ``lexical_bias`` when the reply is not JSON (the offline model's case);
-2. retrieve a pool of ``top_k * over_fetch`` chunks by cosine, re-rank with α_m bonuses, keep
-   ``top_k`` with a session summary and more than one session; then the evidence refines the
-   bias (``bias.evidence_bias``): a question asking for a value whose best-ranked round carries
+2. retrieve (``retrieve``) a pool of ``top_k * over_fetch`` chunks by cosine, re-rank with α_m
+   bonuses, keep ``top_k`` with a session summary and more than one session; then the evidence
+   refines the bias (``bias.evidence_bias``): a question asking for a value whose best-ranked round carries
    an image or chart with no number in its surrogates needs that visual (an m3kit addition);
 3. Stage 1 — answer from the kept chunks' text surrogates only;
 4. confidence test — escalate when the answer is unreliable (confidence < ``tau``) or the bias
@@ -19,13 +19,17 @@ Answer:
    attach the raw images / rendered pages of the kept chunks carrying it, and answer again.
 
 Usage sums every call (the bias call included, when it is made), ``images_sent`` counts the raw
-files of Stage 2, ``raw_media_escalations`` is 1 when Stage 2 ran; the decisions are in the
-answer's ``metadata``.
+files of Stage 2, ``raw_media_escalations`` is 1 when Stage 2 ran, ``retrieved_ids`` is step 2's
+kept chunks as ``retrieve`` ranks them; the decisions are in the answer's ``metadata``.
+
+Retrieval re-ranks by the question's bias, which the paper has a model detect. ``retrieve``
+takes the bias to rank with; without one it uses the bias ``answer`` last detected for the same
+question (``known_bias``), else the lexical detector's: called after ``answer``, it gives the
+ranking ``answer`` used.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -34,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from m3kit.errors import M3kitError
-from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
+from m3kit.media.pdf import render_pdf_page_file
+from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.index import IndexFactory
 from m3kit.memory.indexed import IndexedMemory
@@ -48,7 +53,7 @@ from m3kit.schema.prediction import Usage
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder, TextReader
 
-# The released code's defaults (issue 6): top_k 15, over-fetch x6, α image .20 / pdf .25 /
+# The released code's defaults: top_k 15, over-fetch x6, α image .20 / pdf .25 /
 # chart .15, gates visual .45 / PDF .48.
 DEFAULT_ALPHAS: dict[str, float] = {"image": 0.20, "document": 0.25, "chart": 0.15}
 DEFAULT_GATES: dict[str, float] = {"image": 0.45, "chart": 0.45, "document": 0.48}
@@ -103,8 +108,8 @@ class ProctorMemory(IndexedMemory):
         self.captioner = captioner
         self.page_dpi = page_dpi
         self._bias_cache: dict[tuple[str, str], tuple[Bias, Usage]] = {}
+        self._known_bias: dict[str, Bias] = {}
         self._problems: dict[str, list[str]] = {}
-        self._pages_dir: Path | None = None
 
     def config(self) -> dict[str, Any]:
         return {
@@ -119,7 +124,7 @@ class ProctorMemory(IndexedMemory):
             "max_images": self.max_images,
             "max_pages": self.max_pages,
             **self.index_config(),
-            "ocr": self.reader().name if self.ocr else None,
+            "ocr": self.ocr_config(),
             "captioner": getattr(self.captioner, "name", None) if self.captioner else None,
         }
 
@@ -127,24 +132,41 @@ class ProctorMemory(IndexedMemory):
         """What the build of ``key`` could not use (a missing file: its round kept its text)."""
         return list(self._problems.get(key, []))
 
-    async def select(self, key: str, query: str, bias: Bias,
-                     items: Sequence[MemoryItem] | None = None) -> list[MemoryItem]:
-        """The kept chunks for ``query`` (steps 2), best first, among ``items`` (default: all
-        of ``key``)."""
-        visible = list(items) if items is not None else self.items(key)
+    async def retrieve(
+        self, key: str, query: str, *, k: int | None = None, time: float | None = None,
+        bias: Bias | None = None,
+    ) -> list[MemoryItem]:
+        """The kept chunks for ``query`` (step 2), best first, among those of ``key`` visible
+        at ``time``: at most ``k`` (``None``: ``top_k``), re-ranked by ``bias`` (``None``:
+        ``known_bias(query)``)."""
+        return await self._kept(key, query, self.visible(key, time), checked_k(k) or self.top_k,
+                                bias or self.known_bias(query))
+
+    def known_bias(self, query: str) -> Bias:
+        """The bias ``answer`` last detected for ``query`` (with ``bias="model"``), else the
+        lexical detector's."""
+        return self._known_bias.get(query) or biases.lexical_bias(query)
+
+    async def _retrieve(
+        self, key: str, query: str, items: list[MemoryItem], k: int | None
+    ) -> list[MemoryItem]:
+        return await self._kept(key, query, items, k or self.top_k, self.known_bias(query))
+
+    async def _kept(self, key: str, query: str, visible: list[MemoryItem], k: int, bias: Bias
+                    ) -> list[MemoryItem]:
         if not visible:
             return []
         chunks = {c.id: c for c in visible}
         summaries = [c.id for c in visible if surrogates.is_summary(c)]
 
         def search() -> tuple[list[tuple[str, float]], str | None]:
-            pool = self.search(key, query, self.top_k * self.over_fetch, list(chunks))
+            pool = self.search(key, query, k * self.over_fetch, list(chunks))
             found = self.search(key, query, 1, summaries) if summaries else []
             return pool, found[0][0] if found else None
 
         pool, best_summary = await anyio.to_thread.run_sync(search)
         ranked = cascade.rerank(pool, chunks, bias.vector(), self.alphas)
-        kept = cascade.diversify(ranked, chunks, self.top_k, fallback_summary=best_summary)
+        kept = cascade.diversify(ranked, chunks, k, fallback_summary=best_summary)
         return [chunks[i] for i in kept]
 
     async def detect_bias(self, request: AnswerRequest) -> tuple[Bias, Usage]:
@@ -154,16 +176,23 @@ class ProctorMemory(IndexedMemory):
             return biases.lexical_bias(request.query), Usage()
         cache_key = (str(getattr(request.model, "name", request.model)), request.query)
         if cache_key in self._bias_cache:
-            return self._bias_cache[cache_key][0], Usage()
-        builder = PromptBuilder()
-        builder.text(biases.bias_prompt(request.query))
-        answer = await ask_model(request, builder)
-        bias = biases.parse_bias(answer.output) or biases.lexical_bias(
-            request.query).model_copy(update={"source": "lexical-fallback"})
-        self._bias_cache[cache_key] = (bias, answer.usage)
-        return bias, answer.usage
+            bias, usage = self._bias_cache[cache_key][0], Usage()
+        else:
+            builder = PromptBuilder()
+            builder.text(biases.bias_prompt(request.query))
+            answer = await ask_model(request, builder)
+            bias = biases.parse_bias(answer.output) or biases.lexical_bias(
+                request.query).model_copy(update={"source": "lexical-fallback"})
+            self._bias_cache[cache_key] = (bias, answer.usage)
+            usage = answer.usage
+        self._known_bias[request.query] = bias
+        return bias, usage
 
     # -- Memory ----------------------------------------------------------------------------------
+
+    def _forget(self, key: str) -> None:
+        super()._forget(key)
+        self._problems.pop(key, None)
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
@@ -176,7 +205,7 @@ class ProctorMemory(IndexedMemory):
     ) -> MemoryAnswer:
         query = request.query
         bias, usage = await self.detect_bias(request)
-        kept = await self.select(key, query, bias, items)
+        kept = await self.retrieve(key, query, time=request.time, bias=bias)
         ranked_ids = [c.id for c in kept]
         # The detector read the question; the best-ranked round shows what it rests on. Done
         # after retrieval: the re-ranking keeps the detector's bias, so recall is unchanged.
@@ -261,25 +290,5 @@ class ProctorMemory(IndexedMemory):
         return out
 
     def _render(self, ref: PdfPageRef) -> ImageRef:
-        if self._pages_dir is None:
-            self._pages_dir = Path(tempfile.mkdtemp(prefix="m3kit-proctor-pages-"))
-        target = self._pages_dir / f"{abs(hash((ref.path, ref.page, self.page_dpi)))}.png"
-        if not target.is_file():
-            render_page(ref, self.page_dpi).save(target, format="PNG")
-        return ImageRef(path=str(target))
-
-
-def render_page(ref: PdfPageRef, dpi: int = 144) -> Any:
-    """A PDF page as a PIL image at ``dpi`` (``m3kit.media.pdf`` when present, else
-    pypdfium2)."""
-    from PIL import Image
-
-    try:
-        from m3kit.media.pdf import render_pdf_page  # type: ignore[import-not-found]
-    except ImportError:
-        render_pdf_page = None
-    if render_pdf_page is not None:
-        page = render_pdf_page(ref.path, ref.page, dpi=dpi)
-        return page if isinstance(page, Image.Image) else Image.fromarray(page)
-    with surrogates.open_pdf(ref) as document:
-        return document[ref.page].render(scale=dpi / 72).to_pil().convert("RGB")
+        """The page as a PNG in the shared page cache (rendered once, written atomically)."""
+        return ImageRef(path=str(render_pdf_page_file(ref.path, ref.page, dpi=self.page_dpi)))

@@ -19,19 +19,23 @@ lives in their ``metadata`` (``chunk`` = ``round`` | ``session_summary``).
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from m3kit.errors import M3kitError
+from m3kit.media.image import check_image
+from m3kit.media.pdf import pdf_page_text
 from m3kit.memory.base import MemoryEvent, MemoryItem
 from m3kit.memory.events import load_rgb, merge_events
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, VideoRef
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextReader
+
+logger = logging.getLogger(__name__)
 
 BiasModality = Literal["image", "document", "chart"]
 BIAS_MODALITIES: tuple[BiasModality, ...] = ("image", "document", "chart")
@@ -75,33 +79,8 @@ def is_chart(caption: str, ocr: str) -> bool:
 
 
 def pdf_text(ref: PdfPageRef) -> str:
-    """The text layer of a PDF page (``m3kit.media.pdf`` when present, else pypdfium2)."""
-    try:
-        from m3kit.media.pdf import pdf_page_text  # type: ignore[import-not-found]
-
-        return str(pdf_page_text(ref.path, ref.page))
-    except ImportError:
-        pass
-    with open_pdf(ref) as document:
-        return str(document[ref.page].get_textpage().get_text_range())
-
-
-@contextmanager
-def open_pdf(ref: PdfPageRef) -> Iterator[Any]:
-    """The ``pypdfium2`` document of ``ref``, checked to hold its page; closed on exit."""
-    import pypdfium2 as pdfium
-
-    path = Path(ref.path)
-    if not path.is_file():
-        raise M3kitError("PDF file not found", path=path)
-    document = pdfium.PdfDocument(str(path))
-    try:
-        if ref.page >= len(document):
-            raise M3kitError(f"page {ref.page} is past the PDF's {len(document)} pages",
-                             path=path)
-        yield document
-    finally:
-        document.close()
+    """The text layer of a PDF page."""
+    return pdf_page_text(ref.path, ref.page)
 
 
 def build_chunks(
@@ -113,7 +92,10 @@ def build_chunks(
     summaries: bool = True,
 ) -> tuple[list[MemoryItem], list[str]]:
     """The chunks of ``key`` in time order (each session's summary right after its last
-    round), and the problems met (a missing file: the round keeps its text).
+    round), and the problems met, one line per attachment skipped: a file missing, damaged or
+    over the pixel bound (``m3kit.media.image``) keeps no raw reference, so Stage 2 never sends
+    it; its round keeps its text and the file's released description. Each skip is also logged
+    as a warning naming the file and the event.
 
     ``reader`` (OCR) transcribes images that have no caption or whose caption names a chart;
     ``captioner`` captions images that have no description. Runs models: call it from a worker
@@ -192,6 +174,7 @@ def _round_chunk(
         except M3kitError as exc:
             # The round keeps its text and the file's released description; nothing raw.
             problems.append(f"{file.id}: {exc}")
+            logger.warning("memory %s: attachment skipped: %s", key, exc)
             surrogate = file.text.strip()
             modalities = ["document"] if isinstance(file.media, PdfPageRef) else ["image"]
             present = False
@@ -239,6 +222,9 @@ def _surrogate(
         modalities = ["document"] + (["chart"] if is_chart(description, layer) else [])
         return "\n".join(parts), modalities
     if isinstance(media, ImageRef):
+        # Checked from the header whether or not OCR decodes it: a decompression bomb or a
+        # file that is no image must not reach Stage 2, which sends raw files to the model.
+        check_image(media.path, record=event.id)
         caption = description
         if not caption and captioner is not None:
             caption = captioner(media).strip()

@@ -1,0 +1,186 @@
+"""The ``videomme_v2_answer`` scorer: the official answer extraction per question, the grouped
+non-linear score as the task's metrics.
+
+Each score's metadata is one ``VideoMMEv2Item``: the status, the extracted letter, the group
+labels and the question's group fields (``GroupFields``), which is all the group metrics and
+``score.scores_from_log`` need.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+# Imported at run time, not only for type checking: inspect evaluates metric type hints.
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from pydantic import BaseModel, ConfigDict
+
+from m3kit.benchmarks.videomme_v2.load import BENCHMARK
+from m3kit.benchmarks.videomme_v2.score import (
+    QuestionOutcome,
+    VideoMMEv2Score,
+    aggregate,
+    groups_from_questions,
+    outcome_of,
+    score_groups,
+)
+from m3kit.schema import Question, QuestionGroup, ScoreItem, read_record, sample_question
+
+if TYPE_CHECKING:
+    from inspect_ai.solver import TaskState
+
+__all__ = [
+    "GROUP_META",
+    "GroupFields",
+    "VideoMMEv2Item",
+    "group_fields",
+    "videomme_v2_answer",
+    "videomme_v2_avg_acc",
+    "videomme_v2_excluded_groups",
+    "videomme_v2_failed_extraction",
+    "videomme_v2_nonlin_score",
+]
+
+logger = logging.getLogger(__name__)
+
+GROUP_META = "videomme_v2"  # the sample- and score-metadata entry holding the group fields
+
+
+class GroupFields(BaseModel):
+    """A question's place in its group and the group's labels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: str | None = None
+    position: int | None = None
+    type: str | None = None
+    structure: str | None = None
+    level: int | str | None = None
+    second_head: str | None = None
+    third_head: str | None = None
+
+
+class VideoMMEv2Item(ScoreItem):
+    """One scored Video-MME-v2 answer, as ``videomme_v2_answer`` stores it."""
+
+    letter: str | None = None
+    role: str | None = None
+    videomme_v2: GroupFields = GroupFields()
+
+
+def group_fields(question: Question) -> GroupFields:
+    """The group fields of a loaded question."""
+    group = question.group
+    return GroupFields(
+        group=group.id if group else None,
+        position=group.position if group else None,
+        type=group.type if group else None,
+        structure=group.structure if group else None,
+        level=question.metadata.get("level"),
+        second_head=question.metadata.get("second_head"),
+        third_head=question.metadata.get("third_head"),
+    )
+
+
+def _outcomes(scores: list[SampleScore]) -> tuple[list[Question], dict[str, QuestionOutcome]]:
+    """Rebuild just enough of each question (group and labels) to score groups in a metric."""
+    questions, outcomes = [], {}
+    for s in scores:
+        item = VideoMMEv2Item.from_metadata(s.score.metadata)
+        fields = item.videomme_v2 if item is not None else GroupFields()
+        if not fields.group:
+            continue
+        qid = str(s.sample_id)
+        questions.append(Question(
+            id=qid, benchmark=BENCHMARK, text="", answer="",
+            group=QuestionGroup(id=fields.group, position=fields.position, size=4,
+                                type=fields.type, structure=fields.structure),
+            metadata={"level": fields.level, "second_head": fields.second_head,
+                      "third_head": fields.third_head},
+        ))
+        outcomes[qid] = QuestionOutcome(id=qid, status=item.status if item else "failed",
+                                        letter=item.letter if item else None,
+                                        reason=s.score.explanation or "")
+    return questions, outcomes
+
+
+def _aggregate_scores(scores: list[SampleScore]) -> VideoMMEv2Score:
+    questions, outcomes = _outcomes(scores)
+    groups, incomplete = groups_from_questions(questions)
+    if incomplete:
+        # inspect also computes metrics over partial results while a run is going: not a warning
+        logger.debug("%d incomplete group(s) left out of the group scores", len(incomplete))
+    return aggregate(score_groups(groups, outcomes), outcomes.values())
+
+
+def _leaderboard_metric(key: str) -> Metric:
+    """One number of the aggregate (``total``, ``avg_acc``); NaN before any group is complete."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        value = getattr(_aggregate_scores(scores), key)
+        return float("nan") if value is None else float(value)
+
+    return compute
+
+
+@metric
+def videomme_v2_nonlin_score() -> Metric:
+    """Video-MME-v2's Non-Lin Score (0-100): the mean group score over complete groups."""
+    return _leaderboard_metric("total")
+
+
+@metric
+def videomme_v2_avg_acc() -> Metric:
+    """Per-question accuracy (0-100) over complete groups; failed extractions are wrong."""
+    return _leaderboard_metric("avg_acc")
+
+
+@metric
+def videomme_v2_excluded_groups() -> Metric:
+    """Groups left out of every score because their video or subtitles could not be read."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return _aggregate_scores(scores).n_excluded_groups
+
+    return compute
+
+
+@metric
+def videomme_v2_failed_extraction() -> Metric:
+    """Replies from which no option letter could be extracted (scored wrong)."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return sum((s.score.metadata or {}).get("status") == "invalid" for s in scores)
+
+    return compute
+
+
+@scorer(metrics=[videomme_v2_nonlin_score(), videomme_v2_avg_acc(),
+                 videomme_v2_failed_extraction(), videomme_v2_excluded_groups()])
+def videomme_v2_answer() -> Scorer:
+    """The official extraction (``m3kit.metrics.extraction``); a failed sample or a failed
+    extraction is wrong, except that unreadable media exclude the sample's group."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        question = sample_question(state.metadata)
+        record = read_record(state.metadata)
+        completion = state.output.completion if state.output is not None else ""
+        if record is not None and record.failure is not None:
+            outcome = QuestionOutcome(id=question.id, status="failed")
+        else:
+            outcome = outcome_of(question, completion)
+        labels: dict[str, Any] = {k: state.metadata[k] for k in ("question_type", "condition")
+                                  if state.metadata.get(k) is not None}
+        fields = state.metadata.get(GROUP_META)
+        item = VideoMMEv2Item(
+            status=outcome.status, letter=outcome.letter, groups=labels,
+            videomme_v2=GroupFields.model_validate(fields) if fields else group_fields(question),
+        )
+        return Score(
+            value=1.0 if outcome.correct else 0.0,
+            answer=outcome.letter,
+            explanation=record.failure if record is not None and record.failure else None,
+            metadata=item.to_metadata(),
+        )
+
+    return score

@@ -1,0 +1,53 @@
+"""``key=value`` command-line pairs (``-T``, ``-M``, ``--model-arg``), read by one rule.
+
+A value is read as YAML by ``yaml.safe_load``, as ``inspect eval -T/-M`` reads it, so a pair
+means the same to ``m3kit`` and to ``inspect``: ``n=3`` is the integer 3, ``x=1.5`` a float,
+``flag=true`` / ``flag=yes`` / ``flag=on`` the boolean True (YAML 1.1 booleans, as PyYAML reads
+them), ``s=abc`` the string ``"abc"``, ``j={"a": 1}`` or ``j={a: 1}`` a mapping, ``l=[1, 2]`` a
+list, ``k=`` and ``k=null`` None. A value that is not valid YAML, or that YAML would read as a
+date or a time (``d=2024-01-01``), stays the string as typed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from typing import Any
+
+from m3kit.errors import M3kitError
+
+__all__ = ["OptionError", "parse_key_values"]
+
+
+class OptionError(M3kitError, ValueError):
+    """A command-line option has the wrong form."""
+
+
+def parse_key_values(items: Iterable[str] | None, option: str) -> dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": v}``, each value read by the module's rule; a later pair
+    overrides an earlier one with the same key. A pair without ``=`` or without a key is an
+    ``OptionError`` naming ``option``."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"{option} expects key=value, got {item!r}", field=option)
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            value = raw
+        out[key.strip()] = raw if _has_time(value) else value
+    return out
+
+
+def _has_time(value: Any) -> bool:
+    """Whether YAML read a date or time somewhere in ``value`` (not a JSON value)."""
+    if isinstance(value, datetime.date | datetime.time):
+        return True
+    if isinstance(value, dict):
+        return any(_has_time(k) or _has_time(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_time(v) for v in value)
+    return False

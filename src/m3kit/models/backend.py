@@ -1,0 +1,328 @@
+"""The model-call backend of m3kit's construction pipelines (M3Eval question generation, M3Exam
+synthesis): one request (a prompt, images) in, one text out; JSON replies read and validated.
+
+M3Eval generated its questions with Qwen3.5-27B and M3Exam synthesised its conversations with an
+LLM; m3kit lets any model do both. ``InspectBackend`` wraps an inspect-ai ``Model`` (an
+OpenAI-compatible server, ``m3kit/hf``, a hosted API), so a pipeline reuses inspect's retries and
+rate limits. Anything with a ``name`` and a ``complete(request)`` method fits ``TextBackend``;
+tests replay scripted replies through it. A backend that also has ``async acomplete`` is called
+concurrently by ``complete_async``, the others from worker threads.
+
+``extract_json`` reads the JSON a reply carries; ``call_json`` asks for JSON, validates it with
+pydantic, retries with the problem appended to the prompt, and raises a typed error naming the
+stage and the item when every try failed. ``m3kit.models.call_cache`` keeps finished calls on
+disk so a killed run resumes without repeating them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+from pydantic import TypeAdapter, ValidationError
+
+from m3kit.errors import M3kitError
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig, Model
+
+__all__ = [
+    "BackendError",
+    "BackendRequest",
+    "InspectBackend",
+    "MalformedReplyError",
+    "TextBackend",
+    "backend_name",
+    "call_json",
+    "call_text",
+    "complete_async",
+    "extract_json",
+    "json_object_reply",
+]
+
+T = TypeVar("T")
+
+# An image a request carries: a file (sent by path) or RGB ``uint8`` pixels (a decoded frame).
+Image = Path | np.ndarray
+
+# A reply wrapped in markdown code fences: the JSON is looked for inside them first.
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+# The strict reading: the whole reply is one object, optionally inside one fence.
+_WHOLE_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
+
+
+class BackendError(M3kitError):
+    """The model behind a backend could not be loaded or failed to answer (after inspect's own
+    retries): a connection error, a rejected key, a provider error. Names the model; ``field``
+    and ``record`` are the request's stage and item when it has them."""
+
+
+class MalformedReplyError(M3kitError):
+    """A reply stayed malformed (not JSON, not the schema, rejected by a check) after every
+    retry. ``field`` is the stage, ``record`` the item."""
+
+
+@dataclass(frozen=True)
+class BackendRequest:
+    """One model call. ``stage`` and ``item`` name it in errors and caches; ``attempt`` counts
+    retries, so a cache never replays a rejected reply to a retry, and a greedy backend samples
+    on a retry instead of repeating itself."""
+
+    stage: str
+    item: str
+    prompt: str
+    images: tuple[Image, ...] = field(default=())
+    attempt: int = 0
+
+    def key(self) -> str:
+        """The hash of everything that makes the request (images by path or by pixels)."""
+        digest = hashlib.sha256()
+        for part in (self.stage, self.item, str(self.attempt), self.prompt):
+            digest.update(part.encode("utf-8"))
+            digest.update(b"\0")
+        for image in self.images:
+            if isinstance(image, np.ndarray):
+                digest.update(f"{image.shape}|{image.dtype}".encode())
+                digest.update(np.ascontiguousarray(image).tobytes())
+            else:
+                digest.update(str(image).encode("utf-8"))
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def retry(self, prompt: str, attempt: int) -> BackendRequest:
+        """The same request, asked again with ``prompt`` as try number ``attempt``."""
+        return BackendRequest(self.stage, self.item, prompt, self.images, attempt)
+
+
+@runtime_checkable
+class TextBackend(Protocol):
+    """Anything that turns a request into text; ``name`` is the model, as caches key it."""
+
+    name: str
+
+    def complete(self, request: BackendRequest) -> str: ...
+
+
+class InspectBackend:
+    """An inspect-ai model as a ``TextBackend``.
+
+    ``model`` is a model name (``openai-api/vllm/Qwen/...``, ``m3kit/hf/<path>``,
+    ``mockllm/model``) or a ``Model``; ``model_args`` (and further keywords) go to
+    ``get_model``. ``config`` is the generate config of every call (``None``: the provider's
+    defaults). With ``seed``, calls are greedy (temperature 0) and seeded, so a backend that
+    honours both is deterministic; a retry (``attempt`` > 0) then samples at
+    ``retry_temperature`` with ``seed + attempt``: still reproducible, no longer stuck on the
+    answer it gave. ``max_tokens`` caps each reply. One event loop serves every synchronous
+    call: providers keep async HTTP clients bound to the loop they were first used on.
+    """
+
+    def __init__(
+        self,
+        model: Model | str,
+        *,
+        config: GenerateConfig | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        retry_temperature: float = 0.7,
+        model_args: Mapping[str, Any] | None = None,
+        **more_model_args: Any,
+    ) -> None:
+        from inspect_ai.model import GenerateConfig, Model, get_model
+
+        if isinstance(model, Model):
+            self.model = model
+        else:
+            try:
+                self.model = get_model(model, **{**(model_args or {}), **more_model_args})
+            except Exception as exc:  # noqa: BLE001 (unknown provider, missing key: one line)
+                raise BackendError(f"cannot load the model: {_one_line(exc)}",
+                                   record=str(model), field="backend") from None
+        base = config if config is not None else GenerateConfig()
+        update: dict[str, Any] = {}
+        if seed is not None:
+            update.update(temperature=0.0, seed=seed)
+        if max_tokens is not None:
+            update["max_tokens"] = max_tokens
+        self.config: GenerateConfig = base.model_copy(update=update)
+        self.retry_temperature = retry_temperature
+        self._greedy = seed is not None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.name = str(self.model)
+
+    def settings(self) -> dict[str, Any]:
+        """What besides the prompt decides a reply: the generate config (for cache keys)."""
+        return self.config.model_dump(mode="json", exclude_none=True)
+
+    def complete(self, request: BackendRequest) -> str:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(self.acomplete(request))
+
+    async def acomplete(self, request: BackendRequest) -> str:
+        """The completion on the running event loop (what concurrent pipelines await)."""
+        from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+
+        from m3kit.models.content import image_content
+
+        content: list[Any] = [ContentText(text=request.prompt)]
+        for image in request.images:
+            content.append(image_content(image) if isinstance(image, np.ndarray)
+                           else ContentImage(image=str(image)))
+        message = ChatMessageUser(content=content if request.images else request.prompt)
+        config = self.config
+        if request.attempt and self._greedy:
+            # a greedy model answers an unchanged prompt the same way every time
+            config = config.model_copy(update={"temperature": self.retry_temperature,
+                                               "seed": (config.seed or 0) + request.attempt})
+        try:
+            output = await self.model.generate([message], config=config)
+        except M3kitError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (a provider's raw error becomes one typed line)
+            raise _call_error(self.model, exc, request) from None
+        if output.error:
+            raise BackendError(f"model {self.model}: {_one_line(output.error)}",
+                               record=request.item or None, field=request.stage or None)
+        return output.completion
+
+    def close(self) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.close()
+
+
+def _one_line(detail: object) -> str:
+    from m3kit.models.redact import one_line
+
+    return one_line(str(detail))
+
+
+def _call_error(model: object, exc: BaseException, request: BackendRequest) -> BackendError:
+    detail = _one_line(exc)
+    kind = type(exc).__name__
+    return BackendError(f"model {model}: {kind}: {detail}" if detail else f"model {model}: {kind}",
+                        record=request.item or None, field=request.stage or None)
+
+
+def backend_name(backend: TextBackend) -> str:
+    """The model behind a backend, as caches key it."""
+    return str(getattr(backend, "name", None) or type(backend).__qualname__)
+
+
+async def complete_async(backend: TextBackend, request: BackendRequest) -> str:
+    """``backend``'s completion without blocking the event loop."""
+    acomplete = getattr(backend, "acomplete", None)
+    if acomplete is not None:
+        return await acomplete(request)
+    return await asyncio.to_thread(backend.complete, request)
+
+
+def extract_json(text: str, *, strict: bool = False) -> Any:
+    """The JSON a reply carries, else ``ValueError`` saying why.
+
+    Lenient (the default): the first JSON object or array, inside a markdown fence if there is
+    one, else from the first ``{`` or ``[``: models wrap JSON in prose and fences. ``strict``:
+    the whole reply must be one JSON object, optionally inside one fence (for prompts that ask
+    for the object and nothing else, where any other text marks a malformed reply).
+    """
+    if strict:
+        body = text.strip()
+        fenced = _WHOLE_FENCE.match(body)
+        if fenced:
+            body = fenced.group(1).strip()
+        try:
+            value = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not one JSON object ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise ValueError("the JSON is not an object")
+        return value
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    last_error = "no JSON object or array found"
+    for candidate in candidates:
+        for start, char in enumerate(candidate):
+            if char in "[{":
+                try:
+                    value, _ = decoder.raw_decode(candidate, start)
+                    return value
+                except json.JSONDecodeError as exc:
+                    last_error = f"invalid JSON: {exc.msg} at char {exc.pos}"
+                    break
+    raise ValueError(last_error)
+
+
+def json_object_reply(
+    text: str,
+    error: type[M3kitError],
+    *,
+    path: str | Path | None = None,
+    record: str | int | None = None,
+) -> dict[str, Any]:
+    """The one JSON object a reply must be (``extract_json`` strict), else ``error`` naming
+    ``path`` and ``record``."""
+    try:
+        return extract_json(text, strict=True)
+    except ValueError as exc:
+        raise error(str(exc), path=path, record=record) from None
+
+
+def call_json(
+    backend: TextBackend,
+    request: BackendRequest,
+    schema: Any,
+    *,
+    retries: int = 2,
+    check: Callable[[T], None] | None = None,
+    error: type[M3kitError] = MalformedReplyError,
+) -> T:
+    """Ask for JSON matching ``schema`` (a pydantic model or type); retry with the problem.
+
+    ``check`` adds the caller's own rules: it raises ``ValueError`` to reject. After
+    ``retries`` extra tries, ``error`` names the stage, the item and the last problem.
+    """
+    adapter: TypeAdapter[T] = TypeAdapter(schema)
+    prompt = request.prompt
+    problem = ""
+    for attempt in range(retries + 1):
+        text = backend.complete(request.retry(prompt, attempt))
+        try:
+            value = adapter.validate_python(extract_json(text))
+            if check is not None:
+                check(value)
+            return value
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "value"
+            problem = f"{where}: {first['msg']}"
+        except ValueError as exc:
+            problem = str(exc)
+        prompt = (
+            f"{request.prompt}\n\nYour previous answer was rejected ({problem}). "
+            "Answer again with valid JSON only, following the format exactly."
+        )
+    raise error(f"malformed backend output after {retries + 1} tries: {problem}",
+                record=request.item, field=request.stage)
+
+
+def call_text(
+    backend: TextBackend,
+    request: BackendRequest,
+    *,
+    retries: int = 2,
+    min_chars: int = 1,
+    error: type[M3kitError] = MalformedReplyError,
+) -> str:
+    """Ask for free text; an empty or too-short reply is retried, then ``error``."""
+    for attempt in range(retries + 1):
+        text = backend.complete(request.retry(request.prompt, attempt)).strip()
+        if len(text) >= min_chars:
+            return text
+    raise error(f"empty backend output after {retries + 1} tries", record=request.item,
+                field=request.stage)

@@ -1,0 +1,110 @@
+"""The one reader of eval logs: an inspect ``EvalLog`` as m3kit's typed records.
+
+Each sample becomes a ``LoggedSample`` (``m3kit.schema.evallog``): its question, inspect's
+error when the sample errored, the solver's record (usage, timings, failure) and the score of
+its benchmark's scorer read back as the benchmark's typed per-item record. A run becomes a
+``LoggedRun``. ``m3kit eval``'s summary and ``m3kit report`` both read
+logs through here, so they count the same samples the same way: a sample inspect recorded as
+errored (no score) is *failed*, with inspect's error message as the reason, never dropped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from m3kit.benchmarks import Benchmark, benchmark_for_task, benchmark_named
+from m3kit.report.pooling import started_at
+from m3kit.schema import LoggedSample, Question, ScoreItem, Usage, read_record
+from m3kit.schema.evallog import BENCHMARK_KEY, MEMORY_KEY, QUESTION_KEY, LoggedRun
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.scorer import Score
+
+__all__ = ["benchmark_of", "read_run", "read_samples", "run_header", "task_name"]
+
+# inspect's error messages carry a traceback; a table cell or a reason gets one line of it
+ERROR_CHARS = 300
+
+
+def task_name(log: EvalLog) -> str:
+    """The task's own name, without its registry prefix (``m3kit/synth_nback`` ->
+    ``synth_nback``)."""
+    return str(log.eval.task).rsplit("/", 1)[-1]
+
+
+def benchmark_of(log: EvalLog) -> Benchmark:
+    """The benchmark a log belongs to: the one its task metadata names (``BENCHMARK_KEY``: a
+    task built in code, such as ``m3eval_task(...)``, has a name of its own), else the one
+    declaring its task; ``UnknownTaskError`` when neither is known."""
+    declared = (log.eval.metadata or {}).get(BENCHMARK_KEY)
+    found = benchmark_named(str(declared)) if declared else None
+    return found if found is not None else benchmark_for_task(task_name(log))
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= ERROR_CHARS else flat[: ERROR_CHARS - 1] + "…"
+
+
+def _question(sample: EvalSample) -> Question | None:
+    raw = (sample.metadata or {}).get(QUESTION_KEY)
+    return Question.model_validate(raw) if raw is not None else None
+
+
+def _score(sample: EvalSample, scorer: str) -> Score | None:
+    scores = sample.scores or {}
+    score = scores.get(scorer)
+    if score is None and scores:
+        score = next(iter(scores.values()))  # a log scored under another scorer name
+    return score
+
+
+def _sample(sample: EvalSample, benchmark: Benchmark) -> LoggedSample:
+    record = read_record(sample.metadata)
+    score = _score(sample, benchmark.scorer)
+    item_type: type[ScoreItem] = benchmark.score_item.load()
+    item = item_type.from_metadata(score.metadata) if score is not None else None
+    memory_key = (sample.metadata or {}).get(MEMORY_KEY)
+    return LoggedSample(
+        id=str(sample.id),
+        epoch=int(sample.epoch),
+        question=_question(sample),
+        memory_key=str(memory_key) if memory_key is not None else None,
+        error=_one_line(sample.error.message) if sample.error is not None else None,
+        failure=record.failure if record is not None else None,
+        explanation=score.explanation if score is not None else None,
+        answer=score.answer if score is not None else None,
+        item=item,
+        usage=record.usage if record is not None else Usage(),
+        seconds=record.seconds if record is not None else {},
+        total_seconds=sample.total_time,
+    )
+
+
+def read_samples(log: EvalLog) -> list[LoggedSample]:
+    """Every sample the log holds, in log order (the log must be read with its samples), with
+    its benchmark's typed score record; ``UnknownTaskError`` for a task no benchmark
+    declares."""
+    benchmark = benchmark_of(log)
+    return [_sample(s, benchmark) for s in log.samples or []]
+
+
+def run_header(log: EvalLog) -> LoggedRun:
+    """The run a log holds, without its samples: task, model, arguments, task metadata,
+    status (enough to name its system)."""
+    return LoggedRun(
+        task=task_name(log),
+        model=str(log.eval.model),
+        status=str(log.status),
+        location=str(log.location or ""),
+        started=started_at(log),
+        task_args=dict(log.eval.task_args or {}),
+        metadata=dict(log.eval.metadata or {}),
+    )
+
+
+def read_run(log: EvalLog) -> LoggedRun:
+    """The run a log holds: its header (``run_header``) and its samples as ``read_samples``
+    reads them."""
+    return run_header(log).model_copy(update={"samples": read_samples(log)})

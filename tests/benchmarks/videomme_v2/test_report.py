@@ -1,0 +1,166 @@
+"""The Video-MME-v2 report from real eval logs (``m3kit/builtin``, the offline baseline):
+leaderboard columns with and without subtitles, blind beside full, the radar PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from m3kit.benchmarks.videomme_v2.report import RADAR_FIGURE
+from m3kit.benchmarks.videomme_v2.score import scores_from_log
+from m3kit.report.html import write_report
+from m3kit.report.logs import read_samples
+
+from .conftest import write_release
+
+BENCHMARK_TASK = "videomme_v2"
+CONDITIONS = ({"subtitles": "none"}, {"subtitles": "concat"}, {"subtitles": "interleave"},
+              {"blind": True}, {"subtitles": "concat", "frames": 0})
+
+
+def sections(logs: list, out_dir: Path) -> list:
+    """The benchmark's report sections for eval logs, pooled and read as ``m3kit report``
+    does."""
+    from m3kit.benchmarks import benchmark_for_task
+    from m3kit.report.build import pooled_runs
+
+    benchmark = benchmark_for_task(BENCHMARK_TASK)
+    return benchmark.report_sections.load()(pooled_runs(benchmark, logs), out_dir)
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory, pattern_video_factory) -> list:
+    import inspect_ai
+
+    from m3kit.benchmarks.videomme_v2.task import videomme_v2
+
+    base = tmp_path_factory.mktemp("videomme_report")
+    data = write_release(base / "rel", pattern_video_factory())
+    tasks = [videomme_v2(data=str(data), cache=False, **{"frames": 2, **args})
+             for args in CONDITIONS]
+    return inspect_ai.eval(tasks, model="m3kit/builtin", model_args={"ocr": False},
+                           log_dir=str(base / "logs"), display="none", log_images=False)
+
+
+def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> None:
+    none, concat, interleave, blind, subs_only = (scores_from_log(read_samples(log))
+                                                  for log in logs)
+    (section,) = sections(logs, tmp_path)
+    board = section.tables[0]
+    assert board.columns == [
+        "Model", "Frames",
+        *(f"{m} ({c})" for m in ("Non-Lin Score", "Level 1", "Level 2", "Level 3",
+                                 "Consistency", "Coherence", "Avg Acc")
+          for c in ("w. sub", "wo sub")),
+    ]
+    assert [row[:2] for row in board.rows] == [
+        ["m3kit/builtin", "2"], ["m3kit/builtin [interleaved]", "2"],
+        ["m3kit/builtin (no frames)", "0"], ["m3kit/builtin (blind)", "0"],
+    ]
+    full, interleaved, no_frames_row, blind_row = board.rows
+    keys = ("total", "level_1", "level_2", "level_3", "relevance_score", "logic_score",
+            "avg_acc")
+    # each metric: the subtitled run's value, then the no-subtitle run's
+    assert full[2:] == [v for k in keys for v in (getattr(concat, k), getattr(none, k))]
+    assert interleaved[2:] == [v for k in keys for v in (getattr(interleave, k),
+                                                          getattr(none, k))]
+    # a blind run has no subtitles: only its "wo sub" cells are filled
+    assert blind_row[2:] == [v for k in keys for v in (None, getattr(blind, k))]
+    # subtitles without frames: its own row, never beside the full runs as one of them
+    assert no_frames_row[2:] == [v for k in keys for v in (getattr(subs_only, k), None)]
+    heads = section.tables[2]
+    assert [row[0] for row in heads.rows] == ["Frame-Only", "Order", "Physical World Reasoning"]
+    assert heads.rows[0][1:] == [s.second_head["Frame-Only"]
+                                 for s in (none, concat, interleave, blind, subs_only)]
+    assert section.figures == [RADAR_FIGURE]
+    assert (tmp_path / RADAR_FIGURE).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = write_report([section], tmp_path).read_text(encoding="utf-8")
+    assert "Consistency (w. sub)" in page and "m3kit/builtin (blind)" in page
+
+
+def _samples_in(path: Path) -> int:
+    """Samples flushed into the .eval file being written (0 while it is unreadable)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return sum(n.startswith("samples/") for n in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return 0
+
+
+def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_factory,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real SIGKILLed run, its ``--resume`` (inspect 0.3.285: a new eval_id, the same
+    task_id, the killed log left ``started``) and a later rerun with the same settings are one
+    run in every table: each sample once, from the later-started log."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    from fakeserver import ScriptedServer
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from m3kit.benchmarks import run_eval
+
+    from ...harness.conftest import use_server
+
+    for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),
+                     ("XDG_CACHE_HOME", "cache"), ("M3KIT_CACHE_DIR", "m3kit")):
+        monkeypatch.setenv(var, str(tmp_path / "home" / sub))
+    data = write_release(tmp_path / "rel", pattern_video_factory())
+    log_dir = tmp_path / "logs"
+    args = {"data": str(data), "frames": 1}
+    with ScriptedServer(block_after=5) as server:
+        model = use_server(monkeypatch, "vmme", server)
+        script = tmp_path / "run.py"
+        script.write_text(textwrap.dedent(f"""
+            from m3kit.benchmarks import run_eval
+            run_eval("videomme_v2", {model!r}, task_args={args!r}, log_dir={str(log_dir)!r},
+                     max_connections=1, cache=False)
+        """))
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            assert server.answered.wait(120), proc.stderr.read().decode() if proc.poll() else ""
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not any(
+                    _samples_in(p) >= 5 for p in log_dir.glob("*.eval")):
+                time.sleep(0.1)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        server.block_after = None
+        resumed = run_eval("videomme_v2", model, task_args=args, log_dir=log_dir,
+                           max_connections=1, cache=False, resume=True)
+        (killed,) = [read_eval_log(info) for info in list_eval_logs(str(log_dir))
+                     if Path(info.name.removeprefix("file://")) != Path(resumed.location)]
+        # what inspect really writes: not one eval id, one task id; the killed log unfinished
+        assert killed.status == "started" and resumed.status == "success"
+        assert killed.eval.eval_id != resumed.eval.eval_id
+        assert killed.eval.task_id == resumed.eval.task_id
+        assert 5 <= len(killed.samples) < 16 and len(resumed.samples) == 16
+
+        (section,) = sections([killed, resumed], tmp_path / "resumed")
+        (alone,) = sections([resumed], tmp_path / "alone")
+        for index in range(4):  # leaderboard, details, both head tables: one run, as if alone
+            assert section.tables[index].rows == alone.tables[index].rows
+            assert section.tables[index].columns == alone.tables[index].columns
+        assert len(section.tables[1].rows) == 1
+
+        # a rerun with the same settings, answering B to everything: the later-started log's
+        # answers replace the earlier ones, whatever the order the logs are given in
+        server.answer = lambda prompt: "The final answer is B"
+        rerun = run_eval("videomme_v2", model, task_args=args, log_dir=log_dir,
+                         max_connections=1, cache=False)
+    assert rerun.eval.eval_id != resumed.eval.eval_id
+    assert scores_from_log(read_samples(rerun)) != scores_from_log(read_samples(resumed))  # so which copy counts shows
+    for given in ([killed, resumed, rerun], [rerun, resumed, killed]):
+        (pooled,) = sections(given, tmp_path / "pooled")
+        (only,) = sections([rerun], tmp_path / "only")
+        assert len(pooled.tables[1].rows) == 1
+        assert [t.rows for t in pooled.tables] == [t.rows for t in only.tables]

@@ -1,0 +1,40 @@
+"""One damaged eval log in a folder costs itself: named in a warning, the rest reported."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from m3kit.report.build import ReportInputError, read_inputs
+
+SCORES = {"nback": {"accuracy": 50.0}}
+
+
+def test_a_damaged_eval_is_skipped_and_named(tmp_path: Path,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "model-a.json").write_text(json.dumps(SCORES))
+    damaged = runs / "2025-01-01_m3eval_nback.eval"
+    damaged.write_bytes(b"PK\x03\x04 cut short by a kill")
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+        inputs = read_inputs([runs])
+    assert [list(cards) for cards in inputs.cards.values()] == [["model-a"]]
+    (skip,) = inputs.skipped
+    assert (skip.path, skip.reason.split(":")[0]) == (str(damaged), "not a readable eval log")
+    assert [r.getMessage() for r in caplog.records] == [f"skipped {skip}"]
+    # named explicitly, the same: skipped, while the score file beside it is reported
+    inputs = read_inputs([damaged, runs / "model-a.json"])
+    assert len(inputs.skipped) == 1
+    assert [list(cards) for cards in inputs.cards.values()] == [["model-a"]]
+
+
+def test_nothing_but_damaged_logs_is_an_error_that_names_one(tmp_path: Path) -> None:
+    for name in ("a.eval", "b.eval"):
+        (tmp_path / name).write_bytes(b"not a zip")
+    with pytest.raises(ReportInputError, match="not a readable eval log") as info:
+        read_inputs([tmp_path])
+    assert info.value.path == str(tmp_path / "a.eval")
