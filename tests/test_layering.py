@@ -13,8 +13,12 @@ lower layer (``synth`` knows nothing of ``models``; ``report`` nothing of ``harn
 Every ``.py`` file under ``src/m3kit`` is parsed with ``ast`` and every import in it counts:
 top-level ones, deferred ones inside functions, those under ``if TYPE_CHECKING:`` (an
 annotation that names a higher layer is a dependency on it too), and
-``importlib.import_module("m3kit....")`` with a literal name. Relative imports are resolved
-against the importing module's package.
+``importlib.import_module("m3kit....")`` with a literal name. A benchmark declaration's
+pointers count as imports of the declaring module too: the target of a ``Ref("module:attr")``
+(a literal, or an f-string over module-level string constants such as
+``Ref(f"{_HERE}.score:score_text")``) and a ``task_module=`` name, so a declaration that points
+up a layer (at a cli command) fails like an import would. Relative imports are resolved against
+the importing module's package.
 
 ``schema``, ``metrics`` and ``media`` must also import without inspect-ai, torch or a model
 package: checked in a fresh interpreter.
@@ -113,6 +117,54 @@ def _import_module_literal(node: ast.Call) -> str | None:
     return None
 
 
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = "text"`` assignments (what a declaration's f-strings refer to)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            out[node.targets[0].id] = node.value.value
+    return out
+
+
+def _text(node: ast.AST, constants: dict[str, str]) -> str | None:
+    """The value of a string literal, or of an f-string whose parts are literals and names of
+    module-level string constants; ``None`` for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name):
+                if part.value.id not in constants:
+                    return None
+                parts.append(constants[part.value.id])
+            elif isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+            else:
+                return None
+        return "".join(parts)
+    return None
+
+
+def _declared_target(node: ast.Call, constants: dict[str, str]) -> list[str]:
+    """The modules a ``Ref("module:attr")`` call or a ``task_module=`` keyword names."""
+    out = []
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name == "Ref":
+        given = node.args[:1] or [k.value for k in node.keywords if k.arg == "target"]
+        for arg in given:
+            target = _text(arg, constants)
+            if target is not None:
+                out.append(target.partition(":")[0])
+    for keyword in node.keywords:
+        if keyword.arg == "task_module" and (target := _text(keyword.value, constants)):
+            out.append(target)
+    return out
+
+
 def imports_of(
     source: str, module: str, is_package: bool, known: frozenset[str]
 ) -> Iterator[tuple[int, str]]:
@@ -122,7 +174,9 @@ def imports_of(
     tree (``known``), else ``pkg``. In line order.
     """
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    constants = _string_constants(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -134,8 +188,10 @@ def imports_of(
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 found.append((node.lineno, sub if sub in known else base))
-        elif isinstance(node, ast.Call) and (name := _import_module_literal(node)):
-            found.append((node.lineno, name))
+        elif isinstance(node, ast.Call):
+            if name := _import_module_literal(node):
+                found.append((node.lineno, name))
+            found += [(node.lineno, target) for target in _declared_target(node, constants)]
     return iter(sorted(set(found)))
 
 
@@ -253,6 +309,32 @@ def test_checker_counts_deferred_type_checking_and_importlib_imports() -> None:
         "src/m3kit/harness/run.py:6 imports m3kit.report (layer harness may not import layer report)",
         "src/m3kit/harness/run.py:7 imports m3kit.cli.main (layer harness may not import layer cli)",
     ]  # fmt: skip
+
+
+def test_checker_reads_declaration_refs_as_imports() -> None:
+    # a declaration pointing at a cli command points up a layer, as a literal or an f-string
+    source = (
+        "from m3kit.benchmarks.declaration import Benchmark, Ref\n"
+        "_HERE = 'm3kit.benchmarks.m3eval'\n"
+        "_CLI = 'm3kit.cli'\n"
+        "BENCHMARK = Benchmark(\n"
+        "    task_module=f'{_HERE}.task',\n"
+        "    score_text=Ref(f'{_HERE}.score:score_text'),\n"
+        "    score_command=Ref('m3kit.cli.score_m3eval:score_m3eval'),\n"
+        "    summary_rows=Ref(target=f'{_CLI}.eval:rows'),\n"
+        "    other=Ref('m3kit.benchmarks.m3exam.score:f'),\n"
+        ")\n"
+    )
+    assert _check(source, "m3kit.benchmarks.m3eval", is_package=True) == [
+        "src/m3kit/benchmarks/m3eval.py:7 imports m3kit.cli.score_m3eval (layer benchmarks may not import layer cli)",
+        "src/m3kit/benchmarks/m3eval.py:8 imports m3kit.cli.eval (layer benchmarks may not import layer cli)",
+        ("src/m3kit/benchmarks/m3eval.py:9 imports m3kit.benchmarks.m3exam.score "
+         "(benchmark m3eval may not import benchmark m3exam)"),
+    ]  # fmt: skip
+    # pointers inside the benchmark's own folder and to lower layers are fine
+    assert _check("from m3kit.benchmarks.declaration import Ref\n"
+                  "X = Ref('m3kit.benchmarks.m3eval.score:f')\nY = Ref('m3kit.schema:Question')\n",
+                  "m3kit.benchmarks.m3eval", is_package=True) == []  # fmt: skip
 
 
 def test_checker_resolves_relative_imports() -> None:

@@ -43,7 +43,8 @@ def run_quickstart(
 ) -> QuickstartResult:
     """Build the small suite under ``out_dir/suite``, evaluate ``model`` on every paradigm with
     each memory, write ``out_dir/report.md`` and the HTML report ``out_dir/report/index.html``
-(M3Eval's Tables 1-3 and Figures 8-11), and return the tables."""
+(M3Eval's Tables 1-3 and Figures 9-11: the suite has no repetition probes for Figure 8), and
+    return the tables."""
     from m3kit.benchmarks import run_eval
     from m3kit.report.logs import read_run
     from m3kit.synth import SuiteConfig, build_suite

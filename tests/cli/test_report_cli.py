@@ -129,3 +129,26 @@ def test_a_log_given_twice_counts_once(synth_logs: Path, tmp_path: Path,
     # 4 interference + 4 N-back samples of the full run, none invalid (the builtin model
     # always answers in the required form), none excluded
     assert "| m3kit/builtin | 8 | 0 | 0 | 0 | 0 |" in counts
+
+
+def test_a_truncated_json_beside_a_good_log_is_skipped_with_a_warning(
+        synth_logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture):
+    import logging
+    import shutil
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    good = min(synth_logs.glob("*nback*.eval"))
+    shutil.copy(good, runs / good.name)
+    (runs / "bad.json").write_text('{"eval": {"task": "x"}, "version": 2')
+    out = tmp_path / "report"
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+        assert main(["report", str(runs), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {out / 'index.html'}"
+    (warning,) = [r.getMessage() for r in caplog.records if "bad.json" in r.getMessage()]
+    assert warning.startswith(f"skipped {runs / 'bad.json'}: not readable as JSON")
+    assert "fig10_nback_attribute.png" in (out / "index.html").read_text()  # the good log's
+    # the same file named on its own is an error, as before
+    assert main(["report", str(runs / "bad.json"), "--out", str(out)]) == 2
+    assert "not readable as JSON" in capsys.readouterr().err

@@ -39,9 +39,11 @@ def test_score_m3exam_json_on_real_persona(m3exam_persona: Path, tmp_path: Path,
     # Overall = 0.5 * 0.25 + (0.25 + 0.4 + bleu) / 6
     assert result["total"]["overall"] == pytest.approx(0.125 + (0.65 + bleu) / 6)
     assert result["missing"] == 357
-    assert result["skipped"][0].startswith(f"{preds}: record 3")
-    assert result["skipped"][1] == "nobody/1: no such question"
-    assert "skipped" in captured.err
+    # the broken last line is a named skip; the unknown id is counted and named on stderr
+    assert [(r["file"], r["record"]) for r in result["skipped"]] == [(str(preds), "3")]
+    assert (result["n_skipped_records"], result["n_unmatched_predictions"]) == (1, 1)
+    assert f"m3kit: skipped: {preds}: record 3: " in captured.err
+    assert "m3kit: 1 predictions match no question: nobody/1" in captured.err
 
 
 def test_score_m3exam_fj_rule_flag(m3exam_persona: Path, tmp_path: Path, capsys) -> None:
@@ -187,7 +189,8 @@ def test_judge_agreement_unreachable_judge_fails_at_once(
 
 
 def test_score_m3exam_locomo_trap_answer_scores_zero(tmp_path: Path, capsys) -> None:
-    # The reviewer's case: the trap "a sunset" scored 1.0, the abstention 0.0.
+    # An adversarial (category 5) item: repeating the trap answer "a sunset" scores 0.0 and
+    # saying the conversation does not tell scores 1.0, not the other way round.
     locomo = tmp_path / "locomo10.json"
     locomo.write_text(json.dumps([{
         "sample_id": "conv-9",
@@ -234,11 +237,13 @@ def test_score_m3exam_lists_loader_skips_and_caps_stderr(tmp_path: Path, capsys)
     result = json.loads(captured.out)
     assert result["total"]["em"] == 1.0
     skipped = result["skipped"]
-    # the broken predictions line (record 2), then the loader's 7 images and the "zz" question
-    assert len(skipped) == 1 + 7 + 1
-    assert skipped[0].startswith(f"{preds}: record 2")
-    assert sum("not found" in s and "sessions.json" in s for s in skipped) == 7
-    assert any("question.json" in s and "zz" in s for s in skipped)
+    # the loader's 7 images and the "zz" question, then the broken predictions line (record 2)
+    assert len(skipped) == 7 + 1 + 1 == result["n_skipped_records"]
+    assert (skipped[-1]["file"], skipped[-1]["record"]) == (str(preds), "2")
+    images = [r for r in skipped if r["file"] == str(persona / "sessions.json")]
+    assert len(images) == 7 and all("not found" in r["reason"] for r in images)
+    assert any(r["file"] == str(persona / "question.json") and "zz" in r["reason"]
+               for r in skipped)
     lines = [ln for ln in captured.err.splitlines() if ln.startswith("m3kit: skipped:")]
     assert len(lines) == 5
     assert "m3kit: ... and 4 more skipped" in captured.err

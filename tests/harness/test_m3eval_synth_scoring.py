@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks import run_eval
-from m3kit.benchmarks.m3eval.score import score_predictions, scores_from_log
+from m3kit.benchmarks.m3eval.score import score_outputs, scores_from_log
 from m3kit.benchmarks.m3eval.task import load_suite_questions
 from m3kit.report.logs import read_samples
 from m3kit.synth import SuiteConfig, build_suite
@@ -39,7 +39,7 @@ def test_synth_blind_run_scores_in_the_paper_columns(suite_dir: Path, tmp_path: 
     card = scores_from_log(read_samples(log))
     questions, _ = load_suite_questions(suite_dir, paradigm)
     outputs = {str(s.id): s.output.completion for s in log.samples}
-    assert card == score_predictions(questions, outputs)
+    assert card == score_outputs(questions, outputs)
     result = card.model_dump()
     assert result["n_scored"] == len(questions) and result["n_excluded"] == 0
     if paradigm == "divided_attention":

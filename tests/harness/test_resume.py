@@ -76,5 +76,5 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     # resuming a finished run does nothing
     again = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
                      max_connections=1, resume=True)
-    assert Path(again.location.removeprefix("file://")) == Path(log.location)
+    assert again.location == log.location  # a path, as the run that wrote it gave
     assert len(server.records) == seen + len(resumed)

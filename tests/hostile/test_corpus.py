@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.cli.main import main
+from m3kit.schema import SkippedRecord
 
 from .conftest import PERSONA, HostileCorpus
 
@@ -25,7 +26,10 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 
 def skipped_lines(err: str) -> list[str]:
-    return [line.split("skipped: ", 1)[1] for line in err.splitlines() if "skipped: " in line]
+    """The skips a score verb names on stderr: every verb prefixes them ``m3kit: skipped: ``."""
+    lines = [line for line in err.splitlines() if "skipped: " in line]
+    assert all(line.startswith("m3kit: skipped: ") for line in lines), lines
+    return [line.removeprefix("m3kit: skipped: ") for line in lines]
 
 
 def test_m3exam_persona_and_predictions(hostile: HostileCorpus, capsys) -> None:
@@ -39,14 +43,12 @@ def test_m3exam_persona_and_predictions(hostile: HostileCorpus, capsys) -> None:
     # both exact, so EM = F1 = BLEU-1 = 2/2.
     assert result["total"]["count"] == 2 and result["missing"] == 0
     assert (result["total"]["em"], result["total"]["f1"], result["total"]["bleu1"]) == (1, 1, 1)
-    skipped = result["skipped"]
-    assert len(skipped) == 6
+    skipped = [str(SkippedRecord.model_validate(r)) for r in result["skipped"]]
+    assert len(skipped) == 6 == result["n_skipped_records"]
     predictions, sessions = str(hostile.m3exam_predictions), str(hostile.persona / "sessions.json")
-    assert skipped[0] == f"{predictions}: record 2: not UTF-8 text (byte 40 of the line)"
-    assert skipped[1] == (f"{predictions}: record 4 (id {PERSONA}/0): field 'id': id "
-                          f"'{PERSONA}/0' given again: the first prediction is kept")
     where = f"{sessions}: record D1:1: field 'img_file': image refused: "
-    assert skipped[2:] == [
+    # the data's skips first, then the predictions file's
+    assert skipped[:4] == [
         f"{where}path '../../x.png' leaves the persona's images/ folder; round kept without it",
         (f"{where}path '/abs/x.png' is absolute: paths are relative to the persona's images/ "
         "folder; round kept without it"),
@@ -54,6 +56,9 @@ def test_m3exam_persona_and_predictions(hostile: HostileCorpus, capsys) -> None:
         "round kept without it"),
         f"{where}the path holds a NUL byte; round kept without it",
     ]
+    assert skipped[4] == f"{predictions}: record 2: not UTF-8 text (byte 40 of the line)"
+    assert skipped[5] == (f"{predictions}: record 4 (id {PERSONA}/0): field 'id': id "
+                          f"'{PERSONA}/0' given again: the first prediction is kept")
     # stderr shows the first five and counts the rest
     assert skipped_lines(err) == skipped[:5]
     assert 'm3kit: ... and 1 more skipped (all are listed under "skipped" in --json)' in err
@@ -91,11 +96,13 @@ def test_m3exam_bomb_and_torn_images_cost_their_attachment_at_ingest(
     proctor = ProctorMemory(embedder=embedder, ocr=False, index="numpy", bias="lexical")
     with caplog.at_level(logging.WARNING, logger="m3kit.memory.proctor.surrogates"):
         asyncio.run(proctor.ingest(PERSONA, events))
-    problems = proctor.problems(PERSONA)
-    assert len(problems) == 2
-    bomb_id, torn_id = bad
-    assert problems[0].startswith(f"{bomb_id}: {expected[0]}image over the bound of 89478485")
-    assert problems[1].startswith(f"{torn_id}: {expected[1]}cannot read the image")
+    skipped = [str(s) for s in proctor.skipped(PERSONA)]
+    assert len(skipped) == 2
+    assert skipped[0].startswith(f"{expected[0]}image over the bound of 89478485")
+    assert skipped[1].startswith(f"{expected[1]}cannot read the image")
+    # rag records the same two files and events (its decoder words the torn file its own way)
+    assert [(s.file, s.record) for s in rag.skipped(PERSONA)] == [
+        (str(path), event_id) for event_id, path in bad.items()]
     rounds = {c.id: c for c in proctor.items(PERSONA)}
     assert [name for _, _, name in chunk_raw(rounds["D1:1"])] == [images[0].id.split("/")[-1]]
     assert "a barn" in rounds["D1:1"].text and "a square of noise" in rounds["D1:1"].text
@@ -109,15 +116,17 @@ def test_m3eval_nul_byte_video_and_predictions(hostile: HostileCorpus, capsys) -
     result = json.loads(out)
     # ss-1 "A" (its later "C" ignored) and ss-2 "B" (after its non-UTF-8 line): 2 of 2 right
     assert result["divided_attention"]["no_swap"]["source_identification"] == 100.0
-    assert (result["n_scored"], result["n_skipped_records"], result["n_missing"]) == (2, 1, 0)
+    assert (result["n_scored"], result["n_skipped_records"], result["n_missing"]) == (2, 3, 0)
     table = hostile.m3eval / "qa_root" / "split_screen" / "split_screen_qa.json"
     predictions = str(hostile.m3eval_predictions)
-    assert skipped_lines(err) == [
+    expected = [
         f"{table}: record ss-nul: field 'video': the path holds a NUL byte",
         f"{predictions}: record 2: not UTF-8 text (byte 51 of the line)",
         (f"{predictions}: record 4 (id ss-1): field 'id': id 'ss-1' given again: the first "
         "prediction is kept"),
     ]
+    assert skipped_lines(err) == expected
+    assert [str(SkippedRecord.model_validate(r)) for r in result["skipped"]] == expected
 
 
 def test_videomme_non_json_line_skips_its_group_only(hostile: HostileCorpus, capsys) -> None:
@@ -139,6 +148,9 @@ def test_videomme_non_json_line_skips_its_group_only(hostile: HostileCorpus, cap
     assert lines[2] == f"{predictions}: record 1: not UTF-8 text (byte 55 of the line)"
     assert lines[3].startswith(f"{predictions}: record 17 (id 001-1): field ")
     assert lines[3].endswith("given again: the first prediction is kept")
+    # --json lists the same skips, data first, and counts them
+    assert [str(SkippedRecord.model_validate(r)) for r in result["skipped"]] == lines
+    assert (result["n_skipped_records"], result["n_unmatched_predictions"]) == (4, 0)
 
 
 def test_report_skips_a_damaged_eval_beside_a_good_score_file(

@@ -94,11 +94,10 @@ def test_proctor_ingest_skips_a_bomb_and_a_damaged_image_and_names_them(
     assert [(modality, name) for modality, _, name in chunk_raw(first)] == [("image", "img_1")]
     assert first.text == ("user: look at these\n[img_1 (image)] a fox by a fence\n"
                           "[img_2 (image)] a square of noise\n[img_3 (image)] a photo of the barn")
-    problems = memory.problems("persona")
-    assert len(problems) == 2
-    assert problems[0].startswith(f"D1:1/img_2: {torn}: record D1:1/img_2: cannot read the image")
-    assert problems[1].startswith(f"D1:1/img_3: {bomb}: record D1:1/img_3: image over the bound "
-                                  "of 89478485 pixels")
+    skipped = [str(s) for s in memory.skipped("persona")]
+    assert len(skipped) == 2
+    assert skipped[0].startswith(f"{torn}: record D1:1/img_2: cannot read the image")
+    assert skipped[1].startswith(f"{bomb}: record D1:1/img_3: image over the bound "
+                                 "of 89478485 pixels")
     warnings = [r.getMessage() for r in caplog.records]
-    assert warnings == [f"memory persona: attachment skipped: {p.split(': ', 1)[1]}"
-                        for p in problems]
+    assert warnings == [f"memory persona: attachment skipped: {s}" for s in skipped]

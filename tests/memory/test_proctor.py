@@ -39,6 +39,7 @@ from m3kit.memory.proctor import (
     visual_text,
 )
 from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Round, Session
+from m3kit.schema.skipped import SkippedRecord
 
 from .conftest import CACHED_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, blank_image, render_text
 
@@ -188,12 +189,12 @@ def clinic(tmp_path_factory: pytest.TempPathFactory) -> Conversation:
 
 
 @pytest.fixture(scope="module")
-def built(clinic, reader) -> tuple[list[MemoryItem], list[str]]:
+def built(clinic, reader) -> tuple[list[MemoryItem], list[SkippedRecord]]:
     return build_chunks("vet", conversation_events(clinic), reader=reader)
 
 
 def test_chunks_carry_surrogates_tags_and_raw_refs(built, clinic) -> None:
-    chunks, problems = built
+    chunks, skipped = built
     assert [c.id for c in chunks] == ["D1:1", "D1:2", "session:D1", "D2:1", "D2:2", "session:D2"]
     by_id = {c.id: c for c in chunks}
     first = by_id["D1:1"]
@@ -203,7 +204,8 @@ def test_chunks_carry_surrogates_tags_and_raw_refs(built, clinic) -> None:
     assert first.text.endswith("assistant: The cat looks alert.")  # the reply comes last
     # The missing photo is reported and left out; the round keeps its text and its caption.
     assert [name for _, _, name in chunk_raw(first)] == ["img_1"]
-    assert len(problems) == 1 and problems[0].startswith("D1:1/img_9:")
+    (missing,) = skipped
+    assert (missing.record, missing.reason) == ("D1:1/img_9", "file not found")
     # No description: OCR gives a number-rich transcription, so the image is a chart too.
     chart = by_id["D1:2"]
     assert chunk_tags(chart) == {"chart", "image"}
@@ -404,18 +406,18 @@ def test_retrieve_holds_the_causal_cut(proctor, recorder) -> None:
     assert [c.id for c in asyncio.run(proctor.retrieve("vet", question, k=1))] == ["D2:1"]
 
 
-def test_forget_drops_chunks_index_and_problems(clinic, embedder, reader) -> None:
+def test_forget_drops_chunks_index_and_skips(clinic, embedder, reader) -> None:
     memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
                            bias="lexical")
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
-    assert len(memory.problems("vet")) == 1  # the missing photo
+    assert len(memory.skipped("vet")) == 1  # the missing photo
     memory.forget("vet")
-    assert memory.problems("vet") == [] and memory.items("vet") == []
+    assert memory.skipped("vet") == [] and memory.items("vet") == []
     assert not memory.is_ingested("vet") and memory.build_seconds("vet") == 0.0
     with pytest.raises(KeyError):
         memory.index("vet")
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
-    assert len(memory.index("vet")) == 6 and len(memory.problems("vet")) == 1
+    assert len(memory.index("vet")) == 6 and len(memory.skipped("vet")) == 1
 
 
 def test_offline_builtin_falls_back_to_the_lexical_detector(proctor) -> None:

@@ -38,3 +38,22 @@ def test_nothing_but_damaged_logs_is_an_error_that_names_one(tmp_path: Path) -> 
     with pytest.raises(ReportInputError, match="not a readable eval log") as info:
         read_inputs([tmp_path])
     assert info.value.path == str(tmp_path / "a.eval")
+
+
+def test_an_unreadable_json_in_a_folder_is_skipped_and_named(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "model-a.json").write_text(json.dumps(SCORES))
+    truncated = runs / "bad.json"
+    truncated.write_text('{"eval": {"task": "x"}, "version": 2')  # cut off before its "}"
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+        inputs = read_inputs([runs])
+    assert [list(cards) for cards in inputs.cards.values()] == [["model-a"]]
+    (skip,) = inputs.skipped
+    assert (skip.path, skip.reason.split(":")[0]) == (str(truncated), "not readable as JSON")
+    assert [r.getMessage() for r in caplog.records] == [f"skipped {skip}"]
+    # named explicitly, it is an error
+    with pytest.raises(ReportInputError, match="not readable as JSON") as info:
+        read_inputs([truncated, runs / "model-a.json"])
+    assert info.value.path == str(truncated)

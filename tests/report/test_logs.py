@@ -13,7 +13,7 @@ from m3kit.report.logs import read_run, read_samples
 from m3kit.report.summary import summary_table
 from m3kit.schema.evallog import BENCHMARK_KEY
 
-from ..harness.conftest import make_question
+from ..conftest import make_question
 
 # q0 and q2 answer A (correct), q1 B (the intrusion), q3 raises inside the solver
 REPLIES = {"q0": "The final answer is A", "q1": "The final answer is B",
@@ -76,11 +76,12 @@ def test_eval_summary_and_report_agree(errored_log) -> None:
     assert (proactive["accuracy"], proactive["intrusion_rate"]) == (50.0, 25.0)
 
 
-def test_a_log_of_an_unknown_task_fails_as_in_m3kit_eval(errored_log, tmp_path: Path) -> None:
+def test_a_log_of_an_unknown_m3kit_task_fails_as_in_m3kit_eval(errored_log,
+                                                                tmp_path: Path) -> None:
     from m3kit.benchmarks import UnknownTaskError
     from m3kit.report.build import build_report
 
-    header = errored_log.eval.model_copy(update={"task": "other/mmlu", "metadata": {}})
+    header = errored_log.eval.model_copy(update={"task": "m3kit/mmlu", "metadata": {}})
     foreign = errored_log.model_copy(update={"eval": header})
     for read in (summary_table, read_samples):
         with pytest.raises(UnknownTaskError, match="unknown task 'mmlu'; known tasks: "):
@@ -90,3 +91,25 @@ def test_a_log_of_an_unknown_task_fails_as_in_m3kit_eval(errored_log, tmp_path: 
     write_eval_log(foreign, str(tmp_path / "mmlu.eval"))
     with pytest.raises(UnknownTaskError, match="unknown task 'mmlu'"):
         build_report([tmp_path / "mmlu.eval"], tmp_path / "out")
+
+
+def test_a_log_of_another_packages_task_gets_the_generic_row(errored_log) -> None:
+    # ``m3kit eval pkg/task`` hands the task to inspect: the same samples under a task m3kit
+    # does not own are read without a benchmark, and summarised as one generic row
+    from m3kit.report.logs import foreign_task
+
+    header = errored_log.eval.model_copy(update={"task": "other/mmlu", "metadata": {}})
+    foreign = errored_log.model_copy(update={"eval": header})
+    assert foreign_task(foreign) and not foreign_task(errored_log)
+    samples = read_samples(foreign)
+    assert [s.item for s in samples] == [None] * 4
+    assert "the solver broke on q3" in samples[3].reason
+    table = summary_table(foreign)
+    assert table.columns[:5] == ["group", "n", "failed", "tok in", "tok out"]
+    # 4 samples, q3 errored; the scripted solver called no model: 0 tokens over the 3 others
+    assert table.rows[0][:5] == ["all", "4", "1", "0", "0"]
+    # then inspect's own metrics, over the 3 samples inspect scored (q3 errored): q0, q2 correct
+    # (2/3), q1 the intrusion (1/3)
+    metrics = dict(zip(table.columns[5:], table.rows[0][5:], strict=True))
+    assert (metrics["m3eval_answer m3kit/accuracy"],
+            metrics["m3eval_answer m3kit/intrusion_rate"]) == ("0.667", "0.333")

@@ -10,7 +10,7 @@ import pytest
 
 from m3kit.schema import write_jsonl
 
-from ..harness.conftest import make_question, use_server
+from ..conftest import make_question, use_server
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from m3kit.benchmarks.declaration import (
     ArgRange,
     Benchmark,
     Ref,
+    ScoreCommand,
+    ScoreOption,
     UnknownTaskError,
 )
 
@@ -35,12 +37,15 @@ __all__ = [
     "ArgRange",
     "Benchmark",
     "Ref",
+    "ScoreCommand",
+    "ScoreOption",
     "UnknownTaskError",
     "benchmark_for_task",
     "benchmark_named",
     "build_task",
     "check_task_args",
     "known_tasks",
+    "names_m3kit_task",
     "run_eval",
 ]
 
@@ -61,8 +66,6 @@ def _declarations() -> tuple[Benchmark, ...]:
 
 
 BENCHMARKS: tuple[Benchmark, ...] = _declarations()
-
-PACKAGE = "m3kit"
 
 
 def known_tasks() -> list[str]:
@@ -111,16 +114,26 @@ def build_task(task: str, args: Mapping[str, Any]) -> Task:
     return build(_short(task), benchmark.task_function(task), args, benchmark.ranges)
 
 
+def names_m3kit_task(task: str) -> bool:
+    """Whether ``task`` names an m3kit task (``synth_nback``, ``m3kit/synth_nback``), declared
+    or not, rather than a task file's (``file.py``, ``file.py@task``) or another package's
+    (``pkg/task``), which inspect resolves itself."""
+    from m3kit.harness.run import PACKAGE
+
+    if task.endswith(".py") or "@" in task:
+        return False
+    return "/" not in task or task.startswith(f"{PACKAGE}/")
+
+
 def run_eval(task: str | Task, model: str | Model, **options: Any) -> EvalLog:
     """``m3kit.harness.run.run_eval`` with an m3kit task given by name (``synth_nback`` or
     ``m3kit/synth_nback``): the name is looked up here, its arguments checked against the
     task's signature and its benchmark's ranges. Other names (``file.py@task``, another
     package's ``pkg/task``) and ``Task`` objects go to inspect as they are."""
-    from m3kit.harness.run import TaskSpec
+    from m3kit.harness.run import PACKAGE, TaskSpec
     from m3kit.harness.run import run_eval as run
 
-    if isinstance(task, str) and ("/" not in task or task.startswith(f"{PACKAGE}/")) \
-            and not task.endswith(".py") and "@" not in task:
+    if isinstance(task, str) and names_m3kit_task(task):
         benchmark = benchmark_for_task(task)
         spec = TaskSpec(name=f"{PACKAGE}/{_short(task)}",
                         function=benchmark.task_function(task), ranges=benchmark.ranges)

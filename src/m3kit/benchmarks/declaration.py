@@ -10,13 +10,21 @@ use, so that reading the declarations imports neither inspect-ai nor any benchma
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from m3kit.errors import M3kitError
 
-__all__ = ["SHARED_RANGES", "ArgRange", "Benchmark", "Ref", "UnknownTaskError"]
+__all__ = [
+    "SHARED_RANGES",
+    "ArgRange",
+    "Benchmark",
+    "Ref",
+    "ScoreCommand",
+    "ScoreOption",
+    "UnknownTaskError",
+]
 
 T = TypeVar("T")
 
@@ -57,6 +65,45 @@ SHARED_RANGES: Mapping[str, ArgRange] = {
 
 
 @dataclass(frozen=True)
+class ScoreOption:
+    """One option of ``m3kit score <verb>`` beyond ``--data``, ``--predictions`` and ``--json``,
+    passed to the benchmark's ``score_predictions`` as the keyword ``name``.
+
+    ``flags``: how it is spelled (``("--judge-model",)``, ``("-M",)``); ``type``: the value's
+    type (``str``, ``Path``, ``int``, ``float``); ``default``: the value when it is not given.
+    ``multiple``: repeatable, a list (``None`` when never given). ``flag``: a switch without a
+    value, passing ``on`` when given. ``key_values``: repeatable ``key=value`` pairs, read by the
+    command line's one rule into a mapping (``{}`` when never given).
+    """
+
+    name: str
+    flags: tuple[str, ...]
+    help: str
+    type: type = str
+    default: Any = None
+    multiple: bool = False
+    flag: bool = False
+    on: Any = True
+    key_values: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreCommand:
+    """``m3kit score <verb> --data D --predictions P [--json] [options]``, declared as data:
+    ``m3kit.cli.score`` builds the command from it. ``help`` is the command's help line; the
+    other texts are the common options' help; ``predictions_flags`` spells ``--predictions``
+    (and its short form, if any)."""
+
+    verb: str
+    help: str
+    data_help: str
+    predictions_help: str
+    json_help: str = "Print the result as JSON."
+    predictions_flags: tuple[str, ...] = ("--predictions",)
+    options: tuple[ScoreOption, ...] = ()
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """One benchmark: its tasks, scoring, tables and score command.
 
@@ -64,15 +111,28 @@ class Benchmark:
       in ``task_module``; ``components``: further solvers and scorers registered with them;
     - ``scorer``: the name of its inspect scorer, ``score_item``: the typed per-item record that
       scorer writes (a ``m3kit.schema.ScoreItem``);
-    - ``score_predictions``: external predictions -> the benchmark's score card;
+    - ``score_predictions``: ``(data path, predictions path, **options)`` -> the benchmark's
+      score card (a ``m3kit.schema.PredictionsCard``: what was skipped, which predictions match
+      no question), raising ``m3kit.schema.NothingToScoreError`` when nothing can be scored;
       ``scores_from_log``: ``LoggedSample``s of a run -> the same card;
     - ``summary_rows``: ``LoggedSample``s -> the columns and rows ``m3kit eval`` prints;
     - ``report_sections``: what ``m3kit report`` renders for the benchmark's runs;
       ``system_label``: the row label of a run (runs of one label are pooled);
       ``score_file_keys``: top-level keys that mark a JSON file as this benchmark's score card
       (the report's external-score inputs; empty: it takes none);
-    - ``score_verb``, ``score_command``: ``m3kit score <verb>`` (a typer command function);
-    - ``ranges``: what numeric ``-T`` arguments of its tasks must be.
+    - ``score_command``: the ``m3kit score <verb>`` parameters (``score_predictions``'s
+      options); ``score_text``: ``(card, predictions path)`` -> what the verb prints without
+      ``--json``, blocks of text and ``m3kit.schema.report.Table``s;
+    - ``ranges``: what numeric ``-T`` arguments of its tasks must be;
+    - ``headline``: per-item records (``score_item``) -> the benchmark's headline numbers,
+      flat names, on the score card's scale; ``cluster_of``: the independent unit an item
+      belongs to (what the bootstrap resamples, described by ``ci_unit``); ``item_correct``:
+      whether an item was answered correctly (McNemar's test), None where the benchmark has no
+      binary correctness; ``items_from_log``: ``LoggedSample``s of a run -> its per-item
+      records as ``scores_from_log`` counts them (ids set); ``items_from_predictions``:
+      ``(data path, predictions path, **options)`` -> the same from external predictions, as
+      ``score_predictions`` counts them; ``headline_format``: how a headline number is printed
+      (a format spec).
     """
 
     name: str
@@ -86,11 +146,41 @@ class Benchmark:
     summary_rows: Ref[Callable[..., tuple[list[str], list[list[str]]]]]
     report_sections: Ref[Callable[..., list[Any]]]
     system_label: Ref[Callable[..., str]]
-    score_verb: str
-    score_command: Ref[Callable[..., None]]
+    score_command: ScoreCommand
+    score_text: Ref[Callable[..., list[Any]]]
     components: tuple[Ref[Any], ...] = ()
     score_file_keys: frozenset[str] = frozenset()
     ranges: Mapping[str, ArgRange] = field(default_factory=lambda: dict(SHARED_RANGES))
+    headline: Ref[Callable[[Sequence[Any]], dict[str, float | None]]] | None = None
+    cluster_of: Ref[Callable[[Any], str]] | None = None
+    item_correct: Ref[Callable[[Any], bool | None]] | None = None
+    items_from_log: Ref[Callable[[Sequence[Any]], list[Any]]] | None = None
+    items_from_predictions: Ref[Callable[..., list[Any]]] | None = None
+    ci_unit: str = "question"
+    headline_format: str = ".2f"
+
+    @property
+    def score_verb(self) -> str:
+        """The verb of ``m3kit score <verb>``."""
+        return self.score_command.verb
+
+    def headline_intervals(self, items: Sequence[Any], *, resamples: int | None = None,
+                           level: float | None = None,
+                           seed: int | None = None) -> dict[str, Any]:
+        """Each headline number of ``items`` with its percentile cluster-bootstrap interval
+        (``m3kit.metrics.bootstrap.Interval`` by name), resampling ``cluster_of``'s units;
+        ``None`` arguments take the bootstrap's defaults. Raises ``ValueError`` when the
+        benchmark declares no headline."""
+        from m3kit.metrics import bootstrap
+
+        if self.headline is None or self.cluster_of is None:
+            raise ValueError(f"benchmark {self.name!r} declares no headline numbers")
+        return bootstrap.cluster_bootstrap(
+            bootstrap.group_units(items, self.cluster_of.load()), self.headline.load(),
+            resamples=bootstrap.DEFAULT_RESAMPLES if resamples is None else resamples,
+            level=bootstrap.DEFAULT_LEVEL if level is None else level,
+            seed=bootstrap.DEFAULT_SEED if seed is None else seed,
+        )
 
     def owns(self, task: str) -> bool:
         """Whether ``task`` (with or without the ``m3kit/`` prefix) is one of this benchmark's

@@ -46,6 +46,21 @@ def print_summary(summary: SummaryTable, console: Console) -> None:
     console.print(table)
 
 
+def _print_skips(console: Console, heading: str, count: int, reasons: list[str],
+                 where: str) -> None:
+    """``heading``, then the first ``SHOW_SKIPPED`` reasons and how many more ``where`` holds;
+    nothing when ``count`` is 0."""
+    if not count:
+        return
+    console.print(heading, markup=False, highlight=False)
+    for reason in reasons[:SHOW_SKIPPED]:
+        console.print(f"  {reason}", markup=False, highlight=False, soft_wrap=True)
+    shown = min(len(reasons), SHOW_SKIPPED)
+    if count > shown:
+        console.print(f"  ... and {count - shown} more ({where})", markup=False,
+                      highlight=False)
+
+
 def eval_command(
     task: Annotated[str, typer.Argument(help="An m3kit task, e.g. synth_nback.")],
     model: Annotated[str, typer.Option("--model", "-m", help="PROVIDER/MODEL, e.g. "
@@ -83,8 +98,9 @@ def eval_command(
     """Evaluate a model (directly or through a memory) on an m3kit task."""
     from m3kit.benchmarks import run_eval
     from m3kit.harness.failures import check_failures
-    from m3kit.harness.skips import skipped_of
+    from m3kit.harness.skips import ingest_skipped_of, skipped_of
     from m3kit.report.summary import summary_table
+    from m3kit.schema.evallog import SKIPPED_KEY
 
     log = run_eval(
         task,
@@ -103,17 +119,13 @@ def eval_command(
     )
     console = Console()
     print_summary(summary_table(log), console)
+    # the reasons themselves: tasks and memories log only a count or a warning each
     skipped = skipped_of(log)
-    if skipped.count:
-        # the reasons themselves: tasks log only a one-line count (`warn_skipped`)
-        console.print(f"skipped {skipped.count} record(s) while loading:", markup=False,
-                      highlight=False)
-        for reason in skipped.reasons[:SHOW_SKIPPED]:
-            console.print(f"  {reason}", markup=False, highlight=False, soft_wrap=True)
-        if skipped.count > min(len(skipped.reasons), SHOW_SKIPPED):
-            more = skipped.count - min(len(skipped.reasons), SHOW_SKIPPED)
-            console.print(f"  ... and {more} more (log metadata m3kit_skipped)", markup=False,
-                          highlight=False)
+    _print_skips(console, f"skipped {skipped.count} record(s) while loading:", skipped.count,
+                 skipped.reasons, f"log metadata {SKIPPED_KEY}")
+    ingested = [str(s) for s in ingest_skipped_of(log)]
+    _print_skips(console, f"skipped {len(ingested)} attachment(s) at memory ingest:",
+                 len(ingested), ingested, "each sample's record")
     console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
     if log.status != "success":
         from m3kit.harness.run import RunIncompleteError

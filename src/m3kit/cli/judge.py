@@ -21,8 +21,7 @@ from typing import Annotated
 
 import typer
 
-from m3kit.cli.options import parse_key_values
-from m3kit.cli.score_m3exam import AsJsonOption, ModelArgsOption, NoCacheOption
+from m3kit.cli.options import AsJsonOption, ModelArgsOption, NoCacheOption, parse_key_values
 
 __all__ = ["judge_agreement_command"]
 

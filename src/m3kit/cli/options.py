@@ -12,11 +12,22 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from m3kit.errors import M3kitError
 
-__all__ = ["OptionError", "parse_key_values"]
+__all__ = ["AsJsonOption", "ModelArgsOption", "NoCacheOption", "OptionError", "parse_key_values"]
+
+# Options several verbs share (``m3kit judge-agreement``'s judges, and any verb's ``--json``).
+ModelArgsOption = Annotated[
+    list[str] | None, typer.Option("-M", help="Judge model argument key=value (repeatable).")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Do not reuse cached judge replies.")
+]
+AsJsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 class OptionError(M3kitError, ValueError):

@@ -6,7 +6,8 @@
 - ``solvers``: ``direct_solver`` (a benchmark's message to the model) and ``memory_solver``
   (media ingested into a memory once per key, the memory answers with the causal cut), and the
   ``FrameSource`` both draw frames from
-- ``sample_state``: the steps around one sample (time, ask, record, fail)
+- ``sample_state``: the steps around one sample (time, ask, record, fail) and the memory a
+  solver answers from (``resolve_memory``, ``answer_from_memory``)
 - ``frames``: frame policies, selection with the causal cut, image content
 - ``preflight``: ``check_model`` (missing key / unreachable server / rejected key, one line)
 - ``runlock``: the lock that keeps ``--resume`` off a run that is still going
@@ -14,5 +15,6 @@
 - ``cache``, ``endpoint``, ``defaults``, ``skips``: the response cache scope, where a model's
   requests go, run defaults, loader skips
 
-Modules import inspect-ai; this package's ``__init__`` imports nothing, so naming it is cheap.
+Most modules import inspect-ai; this package's ``__init__`` imports nothing, so naming it is
+cheap.
 """

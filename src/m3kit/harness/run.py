@@ -16,6 +16,10 @@ Before any work: the task name and ``-T`` arguments are checked and the task is 
 checked (``m3kit.harness.preflight.check_model``: missing key, unreachable server, rejected key →
 one ``PreflightError`` line with every secret redacted).
 
+The run records its reproducibility card (``m3kit.harness.card.run_card``: the task's part,
+the versions, the model and its arguments without credentials, the generation config) in the
+log's eval metadata under ``m3kit.schema.card.CARD_KEY``; a resumed run keeps its log's card.
+
 While it runs, the run holds a lock file in ``log_dir`` (``m3kit.harness.runlock``): a resume of
 a run that is still going, or of one another resume has just taken, is refused with one line;
 locks of dead processes are ignored.
@@ -34,8 +38,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from m3kit.errors import M3kitError
+from m3kit.harness.card import card_metadata, run_card
 from m3kit.harness.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
@@ -57,12 +64,12 @@ __all__ = [
     "DEFAULT_LOG_DIR",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_RETRIES",
+    "PACKAGE",
     "PreflightError",
     "RunIncompleteError",
     "RunLockedError",
     "TaskSpec",
     "find_resumable",
-    "preflight",
     "qualified_task_name",
     "run_eval",
 ]
@@ -72,11 +79,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_LOG_DIR = "logs"
 # One sample per log write, so that a kill loses at most the samples in flight.
 LOG_BUFFER = 1
+# The package inspect registers m3kit's tasks under (``m3kit/<task>``).
 PACKAGE = "m3kit"
-
-
-# kept under its old name: ``preflight`` is ``m3kit.harness.preflight.check_model``
-preflight = check_model
 
 
 class RunIncompleteError(M3kitError):
@@ -99,6 +103,12 @@ def qualified_task_name(task: str) -> str:
     if "/" in task or task.endswith(".py") or "@" in task:
         return task
     return f"{PACKAGE}/{task}"
+
+
+def log_path(location: str) -> str:
+    """A log location as a plain path: inspect names listed logs by ``file://`` URL."""
+    parsed = urlparse(location)
+    return url2pathname(parsed.path) if parsed.scheme == "file" else location
 
 
 def find_resumable(
@@ -184,6 +194,12 @@ def run_eval(
         # bad argument, unreadable data: one typed line now, not an error log (inspect
         # records the same registry name and arguments for the built task)
         built = build(spec.name, spec.function, args, spec.ranges)
+    from inspect_ai.model import GenerateConfig
+
+    card = run_card(None if isinstance(built, str) else built, resolved,
+                    generate_config={k: v for k, v in eval_args.items()
+                                     if k in GenerateConfig.model_fields})
+    eval_args["metadata"] = {**(eval_args.get("metadata") or {}), **card_metadata(card)}
     settings: dict[str, Any] = {
         "log_dir": str(log_dir),
         "max_connections": max_connections,
@@ -205,7 +221,10 @@ def run_eval(
                 logger.info("nothing to resume: %s is complete", previous.location)
                 from inspect_ai.log import read_eval_log
 
-                return read_eval_log(previous.location)
+                done = read_eval_log(previous.location)
+                # inspect lists logs by URL (``file:///...``): the run's log is a path
+                done.location = log_path(done.location)
+                return done
             if previous is not None:
                 logger.info("resuming %s", previous.location)
                 return inspect_ai.eval_retry(previous, **settings)[0]

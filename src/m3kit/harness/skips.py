@@ -4,6 +4,10 @@ A task records the loader's skips as task metadata ``m3kit_skipped``: a list of 
 (each naming file, record and field); a bare count is read too (older logs). Under plain
 ``inspect eval`` the task logs one warning line (``warn_skipped``); ``m3kit eval`` prints the
 reasons after the run (``skipped_of``).
+
+What a memory's ingest left out (an attachment damaged or over the pixel bound) is in the
+``SampleRecord`` of the sample that built the key's index; ``ingest_skipped_of`` gathers it,
+each skip once however many samples (or resumed runs) recorded it.
 """
 
 from __future__ import annotations
@@ -14,12 +18,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from m3kit.schema.evallog import SKIPPED_KEY
+from m3kit.schema.evallog import SKIPPED_KEY, read_record
+from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-__all__ = ["SKIPPED_KEY", "Skipped", "skipped_of", "warn_skipped"]
+__all__ = ["SKIPPED_KEY", "Skipped", "ingest_skipped_of", "skipped_of", "warn_skipped"]
 
 
 
@@ -51,3 +56,17 @@ def skipped_of(log: EvalLog) -> Skipped:
     if isinstance(raw, int) and not isinstance(raw, bool):
         return Skipped(count=raw, reasons=[])
     return Skipped(count=0, reasons=[])
+
+
+def ingest_skipped_of(log: EvalLog) -> list[SkippedRecord]:
+    """What the memory ingests of a run left out (the log read with its samples), in log
+    order, each skip once."""
+    seen: dict[SkippedRecord, None] = {}
+    for sample in log.samples or []:
+        try:
+            record = read_record(sample.metadata)
+        except ValueError:  # a record this version cannot read: it names no skip
+            continue
+        for skip in record.skipped if record is not None else []:
+            seen.setdefault(skip, None)
+    return list(seen)

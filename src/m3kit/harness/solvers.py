@@ -60,9 +60,9 @@ __all__ = [
     "MemoryExtra",
     "MessageBuilder",
     "direct_solver",
-    "frame_events",
     "frames_message",
     "memory_solver",
+    "selected_frame_events",
     "source_frame_events",
 ]
 
@@ -190,6 +190,7 @@ def memory_solver(
                 return
             stream = await events(state, question, record)
             await timed(record, "ingest", memory.ingest(key, stream))
+            record.skipped = memory.skipped(key)  # once per key: by the sample that built it
 
     def entries(state: TaskState, question: Question, result: MemoryAnswer | None, *,
                 ingested: bool = True) -> dict[str, Any]:
@@ -231,8 +232,10 @@ def memory_solver(
     return solve
 
 
-def frame_events(key: str, chosen: list[SelectedFrame]) -> list[MemoryEvent]:
-    """The memory's stream for ``key``: one ``frame`` event per stored frame, in time order."""
+def selected_frame_events(key: str, chosen: list[SelectedFrame]) -> list[MemoryEvent]:
+    """The memory's stream for ``key`` from frames already selected and stored (``FrameSource``):
+    one ``frame`` event per frame, in time order. (``m3kit.memory.events.frame_events`` makes
+    the same events from frame indices, reading the store itself.)"""
     from m3kit.memory.base import MemoryEvent
 
     ordered = sorted(chosen, key=lambda f: (f.time, f.index))
@@ -254,4 +257,4 @@ async def source_frame_events(source: FrameSource, key: str, state: TaskState,
     cuts at answer time), as ``frame`` events for ``key``."""
     chosen = await timed(record, "frames", source.select(
         question, state.metadata.get(MEDIA_ROOT_KEY), causal=False))
-    return frame_events(key, chosen)
+    return selected_frame_events(key, chosen)

@@ -10,6 +10,7 @@ their raw source, so a memory can go back to the pixels when text is not enough.
     ranked = await memory.retrieve("video-17", question, k=8, time=42.0)  # best first
     result = await memory.answer("video-17", prompt, model, time=42.0, query=question)
     result.output, result.usage.prompt_tokens, result.usage.retrieved_ids
+    memory.skipped("video-17")                       # what the ingest left out, each named
     memory.forget("video-17")                        # the next ingest builds it again
 
 ``answer`` retrieves with ``retrieve`` (the memory's own ``k``) and reports what it retrieved in
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.schema.media import MediaRef
 from m3kit.schema.prediction import Usage
+from m3kit.schema.skipped import SkippedRecord
 
 EventKind = Literal["frame", "transcript", "round", "image", "pdf_page", "text"]
 Modality = Literal["frame", "image", "pdf_page", "transcript", "text", "ocr", "caption"]
@@ -127,6 +129,7 @@ class Memory(ABC):
         self._items: dict[str, list[MemoryItem]] = {}
         self._build_seconds: dict[str, float] = {}
         self._locks: dict[str, anyio.Lock] = {}
+        self._skipped: dict[str, list[SkippedRecord]] = {}
 
     # -- public surface ---------------------------------------------------------------------------
 
@@ -141,6 +144,7 @@ class Memory(ABC):
             if key in self._items:
                 return
             start = time.perf_counter()
+            self._skipped[key] = []
             items = await self._build(key, list(events))
             self._items[key] = items
             self._build_seconds[key] = time.perf_counter() - start
@@ -155,11 +159,18 @@ class Memory(ABC):
     def build_seconds(self, key: str) -> float:
         return self._build_seconds.get(key, 0.0)
 
+    def skipped(self, key: str) -> list[SkippedRecord]:
+        """What the ingest of ``key`` left out: each attachment it could not use (missing,
+        damaged, over the pixel bound), naming the file, the event and the reason; its round
+        keeps its text. Empty before ``key`` is ingested and when nothing was left out."""
+        return list(self._skipped.get(key, []))
+
     def forget(self, key: str) -> None:
         """Drop the items, the index and the build time of ``key``; the next ``ingest`` of
         ``key`` builds it again. Forgetting a key never ingested does nothing."""
         self._items.pop(key, None)
         self._build_seconds.pop(key, None)
+        self._skipped.pop(key, None)
         self._forget(key)
 
     def visible(self, key: str, time: float | None = None) -> list[MemoryItem]:
@@ -223,6 +234,11 @@ class Memory(ABC):
         Without a ranking of its own a memory has only recency: the newest first."""
         newest = items[::-1]
         return newest if k is None else newest[:k]
+
+    def _skip(self, key: str, records: Iterable[SkippedRecord]) -> None:
+        """Record what the build of ``key`` left out (``skipped``); for ``_build`` and what it
+        calls, under ``ingest``'s lock of ``key``."""
+        self._skipped.setdefault(key, []).extend(records)
 
     def _forget(self, key: str) -> None:
         """Drop what a subclass keeps for ``key`` beyond its items (an index, a report)."""

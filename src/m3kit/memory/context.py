@@ -25,6 +25,7 @@ from m3kit.memory.events import VISUAL_KINDS, item_label, items_from_events
 from m3kit.memory.ocr import OcrSurrogates
 from m3kit.schema.media import ImageRef, MediaRef
 from m3kit.schema.prediction import Usage
+from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from inspect_ai.model import Content
@@ -101,8 +102,11 @@ class ContextMemory(OcrSurrogates, Memory):
         return list(items[start:])
 
     async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
-        return await anyio.to_thread.run_sync(partial(items_from_events, key, events,
-                                                      reader=self.build_reader()))
+        skipped: list[SkippedRecord] = []
+        items = await anyio.to_thread.run_sync(partial(
+            items_from_events, key, events, reader=self.build_reader(), skipped=skipped))
+        self._skip(key, skipped)
+        return items
 
     async def _retrieve(
         self, key: str, query: str, items: list[MemoryItem], k: int | None

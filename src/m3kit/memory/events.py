@@ -36,6 +36,7 @@ from m3kit.memory.base import EventKind, MemoryEvent, MemoryItem, Modality
 from m3kit.schema.conversation import Attachment, Conversation, Round
 from m3kit.schema.evallog import attachment_item_id
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, VideoRef
+from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.media.resize import Resize
@@ -188,6 +189,7 @@ def items_from_events(
     events: Sequence[MemoryEvent],
     *,
     reader: TextReader | None = None,
+    skipped: list[SkippedRecord] | None = None,
 ) -> list[MemoryItem]:
     """One item per event, in time order, each with a text surrogate and its raw source.
 
@@ -196,13 +198,18 @@ def items_from_events(
     without one, a visual item's text is its description only, possibly empty. PDF pages carry
     the text their event brings (their text layer); rendering pages belongs to ``m3kit.media``.
     Runs models: call it from a worker thread, not the event loop.
+
+    An image that cannot be decoded (damaged, over the pixel bound) costs its own item, not the
+    key's memory: it is left out, logged, and appended to ``skipped`` when given (the memory's
+    ``Memory.skipped`` record).
     """
     ordered = merge_events(events)
     _check_unique_ids(key, ordered)
     ocr, unusable = _read_images(ordered, reader) if reader is not None else ({}, [])
     for error in unusable:
-        # One damaged or oversized attachment costs its own item, not the whole key's memory.
         logger.warning("memory %s: attachment skipped: %s", key, error)
+    if skipped is not None:
+        skipped.extend(SkippedRecord.from_error(error) for error in unusable)
     skipped = {error.record for error in unusable}
     return [_item(key, event, ocr.get(event.id, "")) for event in ordered
             if event.id not in skipped]

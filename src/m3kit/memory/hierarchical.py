@@ -118,7 +118,8 @@ class HierarchicalMemory(IndexedMemory):
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
-        chunks, _ = build_chunks(key, events, reader=reader)
+        chunks, skipped = build_chunks(key, events, reader=reader)
+        self._skip(key, skipped)
         summaries = [c for c in chunks if is_summary(c)]
         rounds = [c for c in chunks if not is_summary(c)]
         return (chunks, [c.id for c in summaries] + [f"{_ROUND_KEY}{c.id}" for c in rounds],

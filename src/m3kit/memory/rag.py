@@ -20,6 +20,7 @@ from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import items_from_events
 from m3kit.memory.index import IndexFactory
 from m3kit.memory.indexed import IndexedMemory
+from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder, TextReader
@@ -73,7 +74,9 @@ class RagMemory(IndexedMemory):
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
-        items = items_from_events(key, events, reader=reader)
+        skipped: list[SkippedRecord] = []
+        items = items_from_events(key, events, reader=reader, skipped=skipped)
+        self._skip(key, skipped)
         return items, [i.id for i in items], [i.text for i in items]
 
     async def _answer(

@@ -56,7 +56,8 @@ class ReportInputs(BaseModel):
 
     logs: list[Any] = Field(default_factory=list)
     cards: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
-    # Damaged eval logs left out, each naming its file: one bad file costs itself.
+    # Damaged eval logs (and, in a folder, unreadable JSON files) left out, each naming its
+    # file: one bad file costs itself.
     skipped: list[ReportInputError] = Field(default_factory=list)
 
 
@@ -104,7 +105,13 @@ def _read_one(path: Path, inputs: ReportInputs, explicit: bool) -> None:
     if path.suffix == ".eval":
         _add_log(path, inputs)
         return
-    data = _read_json(path)
+    try:
+        data = _read_json(path)
+    except ReportInputError as exc:
+        if explicit:  # a file asked for by name must be read
+            raise
+        inputs.skipped.append(exc)  # in a folder, like a damaged log: named, the rest reported
+        return
     benchmark = None if _is_log_json(data) else _card_benchmark(data)
     if _is_log_json(data):
         _add_log(path, inputs)
@@ -123,8 +130,9 @@ def _read_one(path: Path, inputs: ReportInputs, explicit: bool) -> None:
 
 def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
     """Read every eval log and score file named by ``paths`` (files or folders). An eval log
-    that cannot be read (truncated, not a zip, invalid JSON) is skipped with a warning naming
-    it and listed in ``skipped``; the others are reported."""
+    that cannot be read (truncated, not a zip, invalid JSON), or a ``.json`` file in a folder
+    that is not JSON at all, is skipped with a warning naming it and listed in ``skipped``; the
+    others are reported. A ``.json`` file named explicitly must be readable."""
     if not paths:
         raise ReportInputError("no inputs: give eval logs, folders of them, or score files")
     inputs = ReportInputs()

@@ -6,13 +6,17 @@ its benchmark's scorer read back as the benchmark's typed per-item record. A run
 ``LoggedRun``. ``m3kit eval``'s summary and ``m3kit report`` both read
 logs through here, so they count the same samples the same way: a sample inspect recorded as
 errored (no score) is *failed*, with inspect's error message as the reason, never dropped.
+
+A log of a task m3kit does not own (``foreign_task``: a task file's ``file.py@task``, another
+package's ``pkg/task``, which ``m3kit eval`` hands to inspect as they are) is read too, without
+a benchmark: its samples carry no score record, and their costs are inspect's token counts.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from m3kit.benchmarks import Benchmark, benchmark_for_task, benchmark_named
+from m3kit.benchmarks import Benchmark, benchmark_for_task, benchmark_named, names_m3kit_task
 from m3kit.report.pooling import started_at
 from m3kit.schema import LoggedSample, Question, ScoreItem, Usage, read_record
 from m3kit.schema.evallog import BENCHMARK_KEY, MEMORY_KEY, QUESTION_KEY, LoggedRun
@@ -21,7 +25,8 @@ if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.scorer import Score
 
-__all__ = ["benchmark_of", "read_run", "read_samples", "run_header", "task_name"]
+__all__ = ["benchmark_of", "foreign_task", "read_run", "read_samples", "run_header",
+           "task_name"]
 
 # inspect's error messages carry a traceback; a table cell or a reason gets one line of it
 ERROR_CHARS = 300
@@ -31,6 +36,15 @@ def task_name(log: EvalLog) -> str:
     """The task's own name, without its registry prefix (``m3kit/synth_nback`` ->
     ``synth_nback``)."""
     return str(log.eval.task).rsplit("/", 1)[-1]
+
+
+def foreign_task(log: EvalLog) -> bool:
+    """Whether the log's task is not m3kit's: it names no benchmark in its task metadata and
+    came from a task file or from another package's registry (``pkg/task``). An unknown name
+    without a package (``mmlu``, ``m3kit/mmlu``) is m3kit's, and unknown."""
+    if (log.eval.metadata or {}).get(BENCHMARK_KEY):
+        return False
+    return bool(log.eval.task_file) or not names_m3kit_task(str(log.eval.task))
 
 
 def benchmark_of(log: EvalLog) -> Benchmark:
@@ -60,11 +74,21 @@ def _score(sample: EvalSample, scorer: str) -> Score | None:
     return score
 
 
-def _sample(sample: EvalSample, benchmark: Benchmark) -> LoggedSample:
+def _inspect_usage(sample: EvalSample) -> Usage:
+    """The tokens inspect counted for a sample (every model it called), for a sample whose
+    solver wrote no ``SampleRecord``: inspect does not count images."""
+    usages = (sample.model_usage or {}).values()
+    return Usage(prompt_tokens=sum(u.input_tokens for u in usages),
+                 completion_tokens=sum(u.output_tokens for u in usages))
+
+
+def _sample(sample: EvalSample, benchmark: Benchmark | None) -> LoggedSample:
     record = read_record(sample.metadata)
-    score = _score(sample, benchmark.scorer)
-    item_type: type[ScoreItem] = benchmark.score_item.load()
-    item = item_type.from_metadata(score.metadata) if score is not None else None
+    score = _score(sample, benchmark.scorer if benchmark is not None else "")
+    item = None
+    if benchmark is not None and score is not None:
+        item_type: type[ScoreItem] = benchmark.score_item.load()
+        item = item_type.from_metadata(score.metadata)
     memory_key = (sample.metadata or {}).get(MEMORY_KEY)
     return LoggedSample(
         id=str(sample.id),
@@ -76,7 +100,7 @@ def _sample(sample: EvalSample, benchmark: Benchmark) -> LoggedSample:
         explanation=score.explanation if score is not None else None,
         answer=score.answer if score is not None else None,
         item=item,
-        usage=record.usage if record is not None else Usage(),
+        usage=record.usage if record is not None else _inspect_usage(sample),
         seconds=record.seconds if record is not None else {},
         total_seconds=sample.total_time,
     )
@@ -84,9 +108,9 @@ def _sample(sample: EvalSample, benchmark: Benchmark) -> LoggedSample:
 
 def read_samples(log: EvalLog) -> list[LoggedSample]:
     """Every sample the log holds, in log order (the log must be read with its samples), with
-    its benchmark's typed score record; ``UnknownTaskError`` for a task no benchmark
-    declares."""
-    benchmark = benchmark_of(log)
+    its benchmark's typed score record (none for a ``foreign_task``); ``UnknownTaskError`` for
+    an m3kit task no benchmark declares."""
+    benchmark = None if foreign_task(log) else benchmark_of(log)
     return [_sample(s, benchmark) for s in log.samples or []]
 
 

@@ -7,14 +7,21 @@ unknown task being an ``UnknownTaskError`` as in ``m3kit eval`` itself) gives th
 accuracy and intrusion rate per group, Video-MME-v2's Non-Lin score and Avg Acc, M3Exam's
 EM / F1 / BLEU-1 (and LLM-J when judged) per question type. Costs (tokens in, images) are means
 over answered samples.
+
+A task m3kit does not own (``m3kit.report.logs.foreign_task``: ``m3kit eval file.py@task``)
+gets one generic row: samples, failed (inspect's error or the solver's failure), mean tokens
+in and out over the others, and the metrics inspect's own scorers reported.
 """
 
 from __future__ import annotations
 
+import math
+from statistics import fmean
 from typing import TYPE_CHECKING
 
-from m3kit.report.logs import benchmark_of, read_samples
-from m3kit.schema.report import NA, SummaryTable
+from m3kit.report.logs import benchmark_of, foreign_task, read_samples
+from m3kit.schema.evallog import LoggedSample
+from m3kit.schema.report import NA, SummaryTable, cost_cell, number_cell
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -24,10 +31,31 @@ __all__ = ["INDENT", "NA", "SummaryTable", "display_rows", "summary_table"]
 INDENT = "  "  # a group value under its ``key=`` heading (``display_rows``)
 
 
+def _generic_rows(log: EvalLog,
+                  samples: list[LoggedSample]) -> tuple[list[str], list[list[str]]]:
+    """One row for a task no benchmark declares: n, failed, mean tokens in and out over the
+    samples that got an answer, then each metric inspect's scorers reported
+    (``<scorer> <metric>``, three decimals)."""
+    replied = [s for s in samples if s.error is None and s.failure is None]
+    tokens_in = fmean(s.usage.prompt_tokens for s in replied) if replied else math.nan
+    tokens_out = fmean(s.usage.completion_tokens for s in replied) if replied else math.nan
+    columns = ["group", "n", "failed", "tok in", "tok out"]
+    row = ["all", str(len(samples)), str(len(samples) - len(replied)), cost_cell(tokens_in),
+           cost_cell(tokens_out)]
+    for score in (log.results.scores if log.results is not None else []):
+        for metric in score.metrics.values():
+            columns.append(f"{score.name} {metric.name}")
+            row.append(number_cell(metric.value, 3))
+    return columns, [row]
+
+
 def summary_table(log: EvalLog) -> SummaryTable:
-    """The headline table of one eval log (read with its samples), for its benchmark."""
-    benchmark = benchmark_of(log)
-    columns, rows = benchmark.summary_rows.load()(read_samples(log))
+    """The headline table of one eval log (read with its samples), for its benchmark; the
+    generic row for a task m3kit does not own."""
+    if foreign_task(log):
+        columns, rows = _generic_rows(log, read_samples(log))
+    else:
+        columns, rows = benchmark_of(log).summary_rows.load()(read_samples(log))
     return SummaryTable(title=f"{log.eval.task} · {log.eval.model} · {log.status}",
                         columns=columns, rows=rows)
 

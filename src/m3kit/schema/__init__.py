@@ -36,7 +36,12 @@ from m3kit.schema.probe import (
     ProbeSource,
 )
 from m3kit.schema.question import Choice, ChoiceRole, Question, QuestionGroup
-from m3kit.schema.skipped import SkippedRecord
+from m3kit.schema.skipped import (
+    NothingToScoreError,
+    PredictionsCard,
+    SkippedRecord,
+    match_predictions,
+)
 
 __all__ = [
     "MEDIA_FAILURE",
@@ -48,8 +53,10 @@ __all__ = [
     "ImageRef",
     "LoggedSample",
     "MediaRef",
+    "NothingToScoreError",
     "PdfPageRef",
     "Prediction",
+    "PredictionsCard",
     "ProbeFrame",
     "ProbeManifest",
     "ProbeRecipe",
@@ -67,6 +74,7 @@ __all__ = [
     "Usage",
     "VideoRef",
     "iter_json_records",
+    "match_predictions",
     "raw_problem",
     "read_json_lines",
     "read_json_records",

@@ -5,7 +5,8 @@ memory key it is asked of (``MEMORY_KEY``), where its relative media paths resol
 (``MEDIA_ROOT_KEY``) and its ``SampleRecord`` (``RECORD_KEY``: frames shown, usage, timings,
 failure). A benchmark's scorer writes one typed per-item record (a ``ScoreItem`` subclass
 defined in the benchmark's folder) as the score's metadata. A task writes its settings as task
-metadata (``BENCHMARK_KEY``, ``BLIND_KEY``, ``MEMORY_NAME_KEY``, ``SKIPPED_KEY``).
+metadata (``BENCHMARK_KEY``, ``BLIND_KEY``, ``MEMORY_NAME_KEY``, ``SKIPPED_KEY``, and the
+settings a benchmark's report labels runs by: ``FRAMES_KEY``, ``REGIME_KEY``...).
 
 ``LoggedSample`` is one sample of a log as m3kit reads it back (``m3kit.report.logs`` builds
 it from an inspect ``EvalLog``); every table is computed from these records, never from the
@@ -21,19 +22,28 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
+from m3kit.schema.card import ReproCard
 from m3kit.schema.prediction import Usage
 from m3kit.schema.question import Question
+from m3kit.schema.skipped import SkippedRecord
 
 __all__ = [
     "BENCHMARK_KEY",
     "BLIND_KEY",
+    "FJ_RULE_KEY",
+    "FPS_KEY",
+    "FRAMES_KEY",
     "MEDIA_FAILURE",
     "MEDIA_ROOT_KEY",
     "MEMORY_KEY",
     "MEMORY_NAME_KEY",
     "QUESTION_KEY",
+    "REASONING_KEY",
     "RECORD_KEY",
+    "REGIME_CONFIG_KEY",
+    "REGIME_KEY",
     "SKIPPED_KEY",
+    "SUBTITLES_KEY",
     "LoggedRun",
     "LoggedSample",
     "SampleRecord",
@@ -60,6 +70,13 @@ BENCHMARK_KEY = "m3kit_benchmark"  # the benchmark (or data set) a task ran
 BLIND_KEY = "m3kit_blind"  # a run without frames or subtitles: language priors alone
 MEMORY_NAME_KEY = "m3kit_memory"  # the memory the task answered through, if any
 SKIPPED_KEY = "m3kit_skipped"  # the loader's skipped records, one reason each
+FRAMES_KEY = "m3kit_frames"  # the frame policy shown to the model (a count, or "<fps> fps")
+FPS_KEY = "m3kit_fps"  # the sampling rate frames were taken at, if one was set
+SUBTITLES_KEY = "m3kit_subtitles"  # how subtitles were given (Video-MME-v2: none, ...)
+REASONING_KEY = "m3kit_reasoning"  # whether the model was asked to reason before answering
+REGIME_KEY = "m3kit_regime"  # what the model saw of the conversation (M3Exam: oracle, ...)
+REGIME_CONFIG_KEY = "m3kit_regime_config"  # that regime's limits, as a record
+FJ_RULE_KEY = "m3kit_fj_rule"  # how fj items were scored: ``exact`` or ``letter``
 
 # The start of the failure reason solvers give a sample whose media could not be read. M3Eval
 # leaves such samples out of every denominator (its harness scores them ``None``) and reports
@@ -92,7 +109,8 @@ class SampleRecord(BaseModel):
     memory reported an error, the media could not be read): the scorer counts the sample wrong.
     ``seconds`` splits the solver's time: ``frames`` (selection and decoding), ``ingest``
     (memory index building, first sample of a key only), ``answer`` (the model call or the
-    memory's answer).
+    memory's answer). ``skipped``: what the memory's ingest of the sample's key left out (an
+    attachment damaged or over the pixel bound), recorded by the sample that built the index.
     """
 
     frames: list[str] = Field(default_factory=list)
@@ -101,6 +119,7 @@ class SampleRecord(BaseModel):
     failure: str | None = None
     memory: str | None = None
     seconds: dict[str, float] = Field(default_factory=dict)
+    skipped: list[SkippedRecord] = Field(default_factory=list)
 
 
 def read_record(metadata: Mapping[str, Any] | None) -> SampleRecord | None:
@@ -122,17 +141,23 @@ class ScoreItem(BaseModel):
     """The base of every benchmark's per-item score record, stored as the score's metadata.
 
     ``status``: ``correct``, ``incorrect``, ``invalid`` (not stated in the required form) or
-    ``failed`` (no answer was had); ``groups``: the labels tables group by.
+    ``failed`` (no answer was had); ``groups``: the labels tables group by; ``id``: the
+    question's id where the record travels without its sample (a run's items for intervals and
+    paired comparisons; a scorer leaves it unset, the sample carries the id).
     """
 
     model_config = ConfigDict(extra="ignore")
 
     status: ScoreStatus
     groups: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
 
     def to_metadata(self) -> dict[str, Any]:
-        """The record as a score's metadata (JSON values)."""
-        return self.model_dump(mode="json")
+        """The record as a score's metadata (JSON values; ``id`` only where set)."""
+        data = self.model_dump(mode="json")
+        if data.get("id") is None:
+            data.pop("id", None)
+        return data
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None) -> Self | None:
@@ -203,7 +228,8 @@ class LoggedRun(BaseModel):
 
     ``task`` is the task's own name (no registry prefix); ``task_args`` the arguments it ran
     with and ``metadata`` the task's metadata (the keys above: ``BLIND_KEY``...), both as
-    inspect recorded them; ``started`` orders runs of one system (ISO text).
+    inspect recorded them; ``started`` orders runs of one system (ISO text); ``card``: how the
+    run was made (``m3kit.schema.card.ReproCard``; ``None`` for a task that records none).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -216,6 +242,7 @@ class LoggedRun(BaseModel):
     task_args: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
     samples: list[LoggedSample] = Field(default_factory=list)
+    card: ReproCard | None = None
 
     @property
     def blind(self) -> bool:

@@ -150,7 +150,7 @@ NBACK_LINES = [
     json.dumps(_nb("bad-n", "scene", 4, "No", 4)),  # N must be below K
 ]
 
-# Raw outputs (score_m3eval's input). Comments say what each counts as.
+# Raw outputs (score_outputs' input). Comments say what each counts as.
 PREDICTIONS: dict[str, str] = {
     "ss-1": "The final answer is A",  # no swap, source id: correct
     "ss-9": "The final answer is A",  # no swap, source id: wrong (gold B)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from m3kit.benchmarks.m3eval.load import load_m3eval
-from m3kit.benchmarks.m3eval.score import score_predictions
+from m3kit.benchmarks.m3eval.score import score_outputs
 from m3kit.cli.main import main
 from m3kit.schema import Choice, ChoiceRole, Question
 
@@ -106,7 +106,7 @@ def test_score_equals_hand_computation(
     released_root: Path, released_predictions: dict[str, str], released_excluded: set[str]
 ) -> None:
     loaded = load_m3eval(released_root)
-    result = score_predictions(loaded.questions, released_predictions,
+    result = score_outputs(loaded.questions, released_predictions,
                                excluded=released_excluded).model_dump()
     assert_close(result, EXPECTED)
 
@@ -118,15 +118,20 @@ def test_cli_json_equals_hand_computation(released_root: Path, predictions_file:
     out = capsys.readouterr()
     assert code == 0
     result = json.loads(out.out)
-    # 8 records of the release were skipped (see test_load.py); one prediction matches nothing
-    assert result.pop("n_skipped_records") == 8
+    # 8 records of the release were skipped (see test_load.py), then the predictions file's
+    # line that is not JSON; one prediction matches nothing
+    skipped = result.pop("skipped")
+    assert result.pop("n_skipped_records") == len(skipped) == 9
+    assert skipped[-1]["file"] == str(predictions_file) and skipped[-1]["record"] == "4"
+    assert "invalid JSON" in skipped[-1]["reason"]
     assert result.pop("n_unmatched_predictions") == 1
     assert_close(result, EXPECTED)
     # unrounded: 1 of 3 proactive answers right is 1/3 * 100 to the last bit, not 33.3333
     assert result["memory_interference"]["proactive"]["accuracy"] == 1 / 3 * 100
     assert '"accuracy": 33.33333333333333,' in out.out
-    assert "not json" not in out.out and "invalid JSON" in out.err
-    assert "not-a-question" in out.err
+    # stderr names the first five skips and counts the rest
+    assert "not json" not in out.out and "m3kit: ... and 4 more skipped" in out.err
+    assert "m3kit: 1 predictions match no question: not-a-question" in out.err
 
 
 def test_cli_tables_and_errors(released_root: Path, predictions_file: Path, tmp_path: Path,
@@ -165,13 +170,13 @@ def test_intrusion_rate_counts_invalid_answers_and_skips_unannotated_questions()
              "q3": "The final answer is D",  # irrelevant distractor
              "q4": "b",  # invalid: in the denominator, not an intrusion
              "q5": "The final answer is B"}  # no roles: accuracy only
-    result = score_predictions(qs, preds).model_dump()["memory_interference"]["proactive"]
+    result = score_outputs(qs, preds).model_dump()["memory_interference"]["proactive"]
     # accuracy 0/5; intrusion 2/4 (q5 has no annotation)
     assert result == {"accuracy": 0.0, "intrusion_rate": 50.0}
 
 
 def test_empty_cells_are_none() -> None:
-    result = score_predictions([], {}).model_dump()
+    result = score_outputs([], {}).model_dump()
     assert result["divided_attention"]["no_swap"]["source_identification"] is None
     assert result["memory_interference"]["delta"] == {"accuracy": None, "intrusion_rate": None}
     assert "repeat_target" not in result["memory_interference"]
@@ -187,7 +192,7 @@ def test_synthetic_suite_metadata_scores_in_the_same_columns() -> None:
                           Choice(letter="B", text="y", role=ChoiceRole.ORDER_DISRUPTION)],
                  metadata={"paradigm": "divided_attention", "condition": "swap10",
                            "question_type": "order_understanding"})
-    result = score_predictions([q], {"s1": "The final answer is A"}).model_dump()
+    result = score_outputs([q], {"s1": "The final answer is A"}).model_dump()
     assert result["divided_attention"]["swap"]["order_understanding"] == 100.0
     # no no-swap question: no delta
     assert result["divided_attention"]["delta"]["order_understanding"] is None

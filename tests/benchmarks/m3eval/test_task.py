@@ -8,7 +8,7 @@ import pytest
 
 from m3kit.benchmarks import run_eval
 from m3kit.benchmarks.m3eval.load import load_m3eval
-from m3kit.benchmarks.m3eval.score import score_predictions, scores_from_log
+from m3kit.benchmarks.m3eval.score import score_outputs, scores_from_log
 from m3kit.benchmarks.m3eval.task import frame_policy_for, released_task
 from m3kit.errors import M3kitError
 from m3kit.report.logs import read_samples
@@ -47,7 +47,7 @@ def test_divided_attention_runs_and_scores_like_external_predictions(
     from_log = scores_from_log(read_samples(log))
     questions = load_m3eval(released_root).select("divided_attention")
     outputs = {str(s.id): s.output.completion for s in log.samples}
-    external = score_predictions(questions, outputs, excluded={"ss-10"})
+    external = score_outputs(questions, outputs, excluded={"ss-10"})
     assert from_log == external
     assert from_log.n_excluded == 1 and from_log.n_scored == 10
 

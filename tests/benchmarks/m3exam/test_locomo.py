@@ -133,7 +133,7 @@ def test_locomo_unusable_raises(tmp_path: Path) -> None:
 
 
 def test_adversarial_items_score_by_the_released_rule(tmp_path: Path) -> None:
-    from m3kit.benchmarks.m3exam.score import score_m3exam
+    from m3kit.benchmarks.m3exam.score import score_outputs
 
     data = load_locomo(_locomo_file(tmp_path))
     # conv-1/2 asks "What did Caroline paint?" with the trap "a lake". The released
@@ -146,18 +146,18 @@ def test_adversarial_items_score_by_the_released_rule(tmp_path: Path) -> None:
         "I don't know": 0.0,  # not one of the two phrases
     }
     for prediction, expected in cases.items():
-        result = score_m3exam(data, {"conv-1/2": prediction})
-        row = result["per_type"]["5"]
+        result = score_outputs(data, {"conv-1/2": prediction})
+        row = result.per_type["5"]
         assert (row["em"], row["f1"], row["bleu1"]) == (expected, expected, expected), prediction
         assert "llm_judge" not in row  # no judge in play: no LLM-J from the rule alone
     # With given judge scores in play the rule is the category-5 judge score, whatever the
     # file says: cat 4 judged 0.5 (given), cat 5 abstains -> rule 1 (its given 0 ignored).
-    result = score_m3exam(data, [
+    result = score_outputs(data, [
         PredictionRecord(id="conv-1/0", prediction="a lake sunrise", judge=0.5),
         PredictionRecord(id="conv-1/2", prediction="not mentioned", judge=0.0),
     ])  # fmt: skip
-    assert result["per_type"]["5"]["llm_judge"] == 1.0
+    assert result.per_type["5"]["llm_judge"] == 1.0
     # TOTAL LLM-J over both items: (0.5 + 1) / 2 = 0.75; EM (1 + 1) / 2 = 1; F1, BLEU-1 1.
     # Overall = 0.5 * 0.75 + (1 + 1 + 1) / 6 = 0.875.
-    assert result["total"]["llm_judge"] == 0.75
-    assert result["total"]["overall"] == pytest.approx(0.875)
+    assert result.total["llm_judge"] == 0.75
+    assert result.total["overall"] == pytest.approx(0.875)

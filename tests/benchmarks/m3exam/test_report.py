@@ -200,8 +200,8 @@ def test_report_dispatch_writes_html(logs, tmp_path: Path) -> None:
 
 
 def test_locomo_logs_get_their_own_section(logs, tmp_path: Path) -> None:
-    # The reviewer's case: a locomo log and an m3exam oracle-text log of the same model
-    # became one row with columns SS | 1 | 2 | 5.
+    # A locomo log and an m3exam oracle-text log of the same model: two sections, not one row
+    # with the two benchmarks' columns mixed (SS | 1 | 2 | 5).
     locomo = tmp_path / "locomo10.json"
     locomo.write_text(json.dumps([{
         "sample_id": "conv-1",

@@ -16,7 +16,7 @@ from m3kit.benchmarks.m3exam.score import (
     PredictionRecord,
     overall_score,
     read_predictions,
-    score_m3exam,
+    score_outputs,
 )
 from m3kit.schema import Conversation, Question
 
@@ -53,7 +53,7 @@ PREDICTIONS = [
 
 
 def test_per_type_total_and_overall_hand_computed(data: M3ExamData) -> None:
-    result = score_m3exam(data, PREDICTIONS)
+    result = score_outputs(data, PREDICTIONS)
     e = math.exp(-0.5)
     # p/0 ss: EM 1/2 (second entry); F1 vs "Medial Saphenous Vein": overlap 1 (vein),
     #   P 1/2, R 1/3 -> 0.4; BLEU-1: p1 1/2, BP exp(1 - 3/2) -> 0.5*e; judge 0.5
@@ -61,14 +61,14 @@ def test_per_type_total_and_overall_hand_computed(data: M3ExamData) -> None:
     # p/2 fj: letter C -> EM 1 (no F1/BLEU/judge)
     # p/3 fm image: names the hard negative img_61 -> EM 0
     # p/4 fm text: EM 1, soft scores kept out of TOTAL
-    per_type = result["per_type"]
+    per_type = result.per_type
     assert list(per_type) == ["ss", "tr", "fm", "fj"]  # the paper's type order
     assert per_type["ss"] == pytest.approx(
         {"count": 1, "em": 0.5, "f1": 0.4, "bleu1": 0.5 * e, "llm_judge": 0.5}
     )
     assert per_type["fm"] == {"count": 2, "em": 0.5}  # (0 + 1) / 2
     assert per_type["fj"] == {"count": 1, "em": 1.0}
-    total = result["total"]
+    total = result.total
     # EM over all 5 scored: (0.5 + 1 + 1 + 0 + 1) / 5 = 0.7
     # F1 over ss+tr: (0.4 + 1) / 2 = 0.7; BLEU-1: (0.5e + 1) / 2; LLM-J: (0.5 + 1) / 2 = 0.75
     bleu = (0.5 * e + 1) / 2
@@ -80,30 +80,32 @@ def test_per_type_total_and_overall_hand_computed(data: M3ExamData) -> None:
     # Overall = 0.5 * 0.75 + (0.7 + 0.7 + bleu) / 6 = 0.375 + (1.4 + 0.65163) / 6 ~ 0.71694
     assert total["overall"] == pytest.approx(0.375 + (1.4 + bleu) / 6)
     assert total["overall"] == pytest.approx(0.716939, abs=1e-6)
-    assert result["missing"] == 1  # p/5
-    assert result["skipped"] == ["p/99: no such question"]
+    assert result.missing == 1  # p/5
+    # the unknown id is counted and named, not scored
+    assert (result.n_unmatched_predictions, result.unmatched_ids) == (1, ["p/99"])
+    assert result.skipped == [] and result.n_skipped_records == 0
 
 
 def test_fj_whole_answer_by_default_and_letter_on_request(data: M3ExamData) -> None:
     preds = {"p/0": "Medial Saphenous Vein", "p/2": "The answer is C"}
-    exact = score_m3exam(data, preds)
+    exact = score_outputs(data, preds)
     # the paper's rule: "the answer is c" is not the letter "c" -> fj EM 0; EM (1 + 0) / 2
-    assert exact["fj_rule"] == "exact"
-    assert exact["per_type"]["fj"] == {"count": 1, "em": 0.0}
-    assert exact["total"]["em"] == pytest.approx(0.5)
-    letter = score_m3exam(data, preds, fj_rule="letter")
+    assert exact.fj_rule == "exact"
+    assert exact.per_type["fj"] == {"count": 1, "em": 0.0}
+    assert exact.total["em"] == pytest.approx(0.5)
+    letter = score_outputs(data, preds, fj_rule="letter")
     # m3kit's addition: the stated letter C -> fj EM 1; EM (1 + 1) / 2; other types unchanged
-    assert letter["fj_rule"] == "letter"
-    assert letter["per_type"]["fj"] == {"count": 1, "em": 1.0}
-    assert letter["total"]["em"] == pytest.approx(1.0)
-    assert letter["per_type"]["ss"] == exact["per_type"]["ss"]
+    assert letter.fj_rule == "letter"
+    assert letter.per_type["fj"] == {"count": 1, "em": 1.0}
+    assert letter.total["em"] == pytest.approx(1.0)
+    assert letter.per_type["ss"] == exact.per_type["ss"]
 
 
 def test_unknown_fj_rule_is_a_typed_error(data: M3ExamData) -> None:
     from m3kit.errors import M3kitError
 
     with pytest.raises(M3kitError, match="fj rule 'first'") as caught:
-        score_m3exam(data, {"p/2": "C"}, fj_rule="first")  # type: ignore[arg-type]
+        score_outputs(data, {"p/2": "C"}, fj_rule="first")  # type: ignore[arg-type]
     assert caught.value.field == "fj_rule"
 
 
@@ -113,20 +115,20 @@ def test_overall_formula() -> None:
 
 
 def test_without_judge_scores_overall_is_none(data: M3ExamData) -> None:
-    result = score_m3exam(data, {"p/0": "Medial Saphenous Vein", "p/2": "B"})
-    assert result["total"]["llm_judge"] is None and result["total"]["overall"] is None
-    assert result["total"]["em"] == pytest.approx(0.5)  # (1 + 0) / 2
-    assert result["missing"] == 4
+    result = score_outputs(data, {"p/0": "Medial Saphenous Vein", "p/2": "B"})
+    assert result.total["llm_judge"] is None and result.total["overall"] is None
+    assert result.total["em"] == pytest.approx(0.5)  # (1 + 0) / 2
+    assert result.missing == 4
 
 
 def test_real_persona_gold_predictions(m3exam_persona: Path) -> None:
     alex = load_m3exam(m3exam_persona)
-    result = score_m3exam(alex, {q.id: q.answer for q in alex.questions})
-    total = result["total"]
+    result = score_outputs(alex, {q.id: q.answer for q in alex.questions})
+    total = result.total
     # The head of every answer list is its own first entry (fm: the gold id, fj: the letter).
     assert total["count"] == 358 and total["em"] == 1.0
-    assert sum(row["count"] for row in result["per_type"].values()) == 358
-    assert set(result["per_type"]["fm"]) == {"count", "em"}
+    assert sum(row["count"] for row in result.per_type.values()) == 358
+    assert set(result.per_type["fm"]) == {"count", "em"}
     # F1/BLEU-1 are against ``label``, which differs from the answer head on a few items.
     assert 0.9 < total["f1"] <= 1.0 and 0.9 < total["bleu1"] <= 1.0
 
@@ -173,8 +175,8 @@ def test_missing_judge_scores_are_computed(data: M3ExamData, judge_server: Scrip
         PredictionRecord(id="p/3", prediction="img_60"),  # fm image: never judged
         PredictionRecord(id="p/4", prediction="otoscope"),  # fm text: judged, not in TOTAL
     ]
-    result = score_m3exam(data, preds, judge_model="openai-api/scoresrv/judge")
+    result = score_outputs(data, preds, judge_model="openai-api/scoresrv/judge")
     assert sorted(judge_server.answered_keys()) == ["Cephalic vein", "otoscope"]
-    assert result["per_type"]["ss"]["llm_judge"] == 0.25
-    assert result["total"]["llm_judge"] == pytest.approx((0.25 + 1.0) / 2)
+    assert result.per_type["ss"]["llm_judge"] == 0.25
+    assert result.total["llm_judge"] == pytest.approx((0.25 + 1.0) / 2)
     assert "judge_failures" not in result

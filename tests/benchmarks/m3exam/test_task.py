@@ -16,6 +16,7 @@ from m3kit.benchmarks.m3exam.task import M3EXAM_KEY, conversation_stream
 from m3kit.media.pdf import write_text_pdf
 from m3kit.memory.base import AnswerRequest, Memory, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.schema import Question, Usage, read_record
+from m3kit.schema.evallog import SKIPPED_KEY
 
 SCORER = "m3exam_answer"
 # OCR is the builtin model's slowest part and irrelevant to what is tested here.
@@ -140,12 +141,17 @@ def test_oracle_multimodal_sends_images_and_rendered_pages(persona: Path, tmp_pa
     # fm: the prompt names the attached candidates only.
     fm_prompt = json.dumps(samples["Pat_Tester/1"].messages[0].model_dump(mode="json"))
     assert "img_2, img_3" in fm_prompt and "img_1" not in fm_prompt
-    # The question with no known supporting round fails, is scored 0, and the run goes on.
-    ghost = samples["Pat_Tester/3"]
-    assert read_record(ghost.metadata).failure.startswith("context: RegimeError")
-    assert ghost.scores[SCORER].value == 0.0 and ghost.scores[SCORER].metadata["status"] == "failed"
+    # The question whose supporting round (D7:1) is not in the conversation has no oracle
+    # context: it is not posed (neither failed nor scored) but listed with the loader's skips,
+    # in place of the loader's "question kept" note.
+    assert "Pat_Tester/3" not in samples
+    question_file = persona / "question.json"
+    assert [r for r in log.eval.metadata[SKIPPED_KEY] if "Pat_Tester/3" in r] == [(
+        f"{question_file}: record Pat_Tester/3: field 'supporting_facts': question skipped "
+        "under the oracle regime: no supporting-fact round is in the conversation, so there is "
+        "no session to show (supporting facts: D7:1)")]
     metrics = log.results.scores[0].metrics
-    assert metrics["failed"].value == 1
+    assert metrics["failed"].value == 0
     # EM averages every item, failed ones as 0: its value is the mean of the per-item values.
     ems = [s.scores[SCORER].value for s in samples.values()]
     assert metrics["em"].value == pytest.approx(sum(ems) / len(ems))
@@ -155,8 +161,8 @@ def test_oracle_multimodal_sends_images_and_rendered_pages(persona: Path, tmp_pa
     from m3kit.report.logs import read_samples
 
     (overall, *_) = result_rows(read_samples(log))
-    assert overall.n == 4 and overall.failed == 1
-    assert overall.accuracy == pytest.approx(sum(e == 1.0 for e in ems) / 4)
+    assert overall.n == 3 and overall.failed == 0
+    assert overall.accuracy == pytest.approx(sum(e == 1.0 for e in ems) / 3)
 
 
 def test_text_regime_sends_no_pixels(persona: Path, tmp_path: Path) -> None:
@@ -340,3 +346,42 @@ def test_memory_gets_the_bare_question_as_query(persona: Path, tmp_path: Path) -
     samples = {s.id: s for s in log.samples}
     assert samples["Pat_Tester/0"].metadata[M3EXAM_KEY]["retrieved"] == [
         memory.items("Pat_Tester")[0].id]
+
+
+def test_a_question_without_supporting_facts_is_skipped_under_oracle_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from m3kit.cli.main import main
+
+    folder = tmp_path / "Ida_Nofacts"
+    folder.mkdir()
+    sessions = [{"session_id": "D1", "date": "2024-01-01", "dialogues": [
+        {"round": "D1:1", "user": "My parrot is called Kiwi.", "assistant": "A fine name."}]}]
+    questions = [
+        {"question": "What is the parrot called?", "answer": ["Kiwi"], "label": "Kiwi",
+         "supporting_facts": "D1:1", "type": "ss"},
+        {"question": "What colour is Kiwi?", "answer": ["green"], "label": "green",
+         "type": "ss"},  # no supporting_facts
+    ]
+    (folder / "sessions.json").write_text(json.dumps(sessions))
+    (folder / "question.json").write_text(json.dumps(questions))
+    where = f"{folder / 'question.json'}: record Ida_Nofacts/1: field 'supporting_facts': "
+
+    code = main(["eval", "m3exam", "-T", f"data={folder}", "-T", "regime=oracle", "--model",
+                 "m3kit/builtin", "-M", "ocr=false", "--log-dir", str(tmp_path / "oracle")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    # one question posed and counted; the other listed once, as a skip of the oracle regime
+    overall = next(line for line in out.splitlines() if line.split()[:1] == ["all"])
+    assert overall.split()[1] == "1"
+    assert "skipped 1 record(s) while loading:" in out
+    assert (f"  {where}question skipped under the oracle regime: no supporting-fact round is "
+            "in the conversation, so there is no session to show (supporting facts: none)"
+            ) in out
+    assert "(question kept)" not in out
+
+    # the full history poses it: kept, with the loader's note
+    samples, log = _run(folder, tmp_path, "full")
+    assert sorted(samples) == ["Ida_Nofacts/0", "Ida_Nofacts/1"]
+    assert log.eval.metadata[SKIPPED_KEY] == [(
+        f"{where}no supporting_facts: oracle regimes and evidence recall have no round for it "
+        "(question kept)")]

@@ -107,7 +107,7 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
 
     from m3kit.benchmarks import run_eval
 
-    from ...harness.conftest import use_server
+    from ...conftest import use_server
 
     for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),
                      ("XDG_CACHE_HOME", "cache"), ("M3KIT_CACHE_DIR", "m3kit")):

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks.videomme_v2.load import PredictionError, load_videomme_v2
+from m3kit.benchmarks.videomme_v2.load import load_videomme_v2
 from m3kit.benchmarks.videomme_v2.score import (
     LEADERBOARD_KEYS,
     QuestionOutcome,
     aggregate,
     outcome_of,
     score_groups,
-    score_predictions,
+    score_outputs,
 )
 from m3kit.cli.main import main
 
@@ -59,9 +59,19 @@ def _check(result: dict) -> None:
         assert result[key] == pytest.approx(value), key
 
 
+def _check_cli(result: dict, skipped: int = 0, unmatched: int = 0) -> list[dict]:
+    """``--json``: the leaderboard keys, then what was skipped (returned)."""
+    records = result.pop("skipped")
+    assert (result.pop("n_skipped_records"), result.pop("n_unmatched_predictions")) == (
+        skipped, unmatched)
+    assert len(records) == skipped
+    _check(result)
+    return records
+
+
 def test_hand_computed_scores(tmp_path: Path) -> None:
     write_table(tmp_path / "test.parquet", rows())
-    result = score_predictions(load_videomme_v2(tmp_path), PREDICTIONS)
+    result = score_outputs(load_videomme_v2(tmp_path), PREDICTIONS)
     _check(result.leaderboard())
     # Q1..Q4 accuracy: relevance 001 only -> 100, 0, 0, 100: mean 50, variance
     # (50^2 * 4) / 4 = 2500; logic (002, 003, 004): each position has two right of three
@@ -76,22 +86,49 @@ def test_shuffled_rows_score_the_same(tmp_path: Path) -> None:
     shuffled = rows()
     random.Random(3).shuffle(shuffled)
     write_table(tmp_path / "test.tsv", shuffled)
-    _check(score_predictions(load_videomme_v2(tmp_path), PREDICTIONS).leaderboard())
+    _check(score_outputs(load_videomme_v2(tmp_path), PREDICTIONS).leaderboard())
 
 
 def test_missing_prediction_is_a_failed_extraction(tmp_path: Path) -> None:
     write_table(tmp_path / "test.parquet", rows())
     partial = {k: v for k, v in PREDICTIONS.items() if k != "003-1"}
-    result = score_predictions(load_videomme_v2(tmp_path), partial)
+    result = score_outputs(load_videomme_v2(tmp_path), partial)
     # 003 now wrong, wrong, right, wrong: L = 0 (no bump under [1, [2, 3], 4]) -> 0
     assert result.n_missing == 1 and result.n_failed_extraction == 3
     assert result.level_3 == pytest.approx((0 + 10) / 2)
 
 
-def test_unknown_prediction_id_is_an_error(tmp_path: Path) -> None:
+def test_unknown_prediction_id_is_counted_not_scored(tmp_path: Path) -> None:
     write_table(tmp_path / "test.parquet", rows())
-    with pytest.raises(PredictionError, match="009-1"):
-        score_predictions(load_videomme_v2(tmp_path), {**PREDICTIONS, "009-1": "A"})
+    result = score_outputs(load_videomme_v2(tmp_path), {**PREDICTIONS, "009-1": "A"})
+    _check(result.leaderboard())  # the 16 known predictions score as before
+    assert (result.n_unmatched_predictions, result.unmatched_ids) == (1, ["009-1"])
+
+
+def test_cli_unknown_ids_are_counted_and_no_match_is_an_error(tmp_path: Path, capsys) -> None:
+    """As ``m3kit score m3eval``: predictions for ids the table lacks are counted and named on
+    stderr, the rest is scored (exit 0); a file of which no id matches is refused (exit 2)."""
+    write_table(tmp_path / "test.parquet", rows())
+    predictions = tmp_path / "p.jsonl"
+    lines = [{"question_id": k, "prediction": v} for k, v in PREDICTIONS.items()]
+    lines += [{"question_id": "009-1", "prediction": "A"},
+              {"question_id": "009-2", "prediction": "B"}]
+    predictions.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    code = main(["score", "videomme-v2", "--data", str(tmp_path), "--predictions",
+                 str(predictions), "--json"])
+    out = capsys.readouterr()
+    assert code == 0
+    _check_cli(json.loads(out.out), unmatched=2)
+    assert "m3kit: 2 predictions match no question: 009-1, 009-2" in out.err
+
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(json.dumps({"question_id": "009-1", "prediction": "A"}) + "\n")
+    assert main(["score", "videomme-v2", "--data", str(tmp_path), "--predictions",
+                 str(stray), "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.strip() == (f"m3kit: error: {stray}: none of the 1 predictions matches a "
+                               f"question id of {tmp_path} (16 questions)")
 
 
 def test_cli_json_from_an_lmms_eval_samples_file(tmp_path: Path, capsys) -> None:
@@ -101,7 +138,7 @@ def test_cli_json_from_an_lmms_eval_samples_file(tmp_path: Path, capsys) -> None
     code = main(["score", "videomme-v2", "--data", str(tmp_path / "data"),
                  "--predictions", str(samples), "--json"])
     assert code == 0
-    _check(json.loads(capsys.readouterr().out))
+    _check_cli(json.loads(capsys.readouterr().out))
 
 
 @pytest.mark.parametrize("writer", [vlmevalkit_tsv, vlmevalkit_json])
@@ -112,7 +149,7 @@ def test_cli_json_from_a_vlmevalkit_file(tmp_path: Path, capsys, writer) -> None
     code = main(["score", "videomme-v2", "--data", str(tmp_path / "test.parquet"),
                  "--predictions", str(predictions), "--json"])
     assert code == 0
-    _check(json.loads(capsys.readouterr().out))
+    _check_cli(json.loads(capsys.readouterr().out))
 
 
 def test_cli_tsv_and_table_output(tmp_path: Path, capsys) -> None:
@@ -128,7 +165,7 @@ def test_cli_tsv_and_table_output(tmp_path: Path, capsys) -> None:
 
 
 def test_unreadable_media_exclude_the_group(tmp_path: Path) -> None:
-    """The reviewer's case: groups 001-004 answered, group 005's video unreadable. 005 is left
+    """Groups 001-004 answered, group 005's video unreadable: 005 is left
     out of every number: total and Avg Acc are those of 001-004 alone (``EXPECTED``)."""
     write_table(tmp_path / "test.parquet", rows({**GROUPS, "005": EXTRA_GROUPS["005"]}))
     data = load_videomme_v2(tmp_path)
@@ -166,7 +203,7 @@ def test_cli_non_utf8_prediction_rows_are_named_skips(tmp_path: Path, capsys) ->
                  str(predictions), "--json"])
     assert code == 0
     err = capsys.readouterr().err
-    assert f"skipped: {predictions}: record 2: not UTF-8 text" in err
+    assert f"m3kit: skipped: {predictions}: record 2: not UTF-8 text" in err
     assert "Traceback" not in err
 
 
@@ -179,4 +216,5 @@ def test_cli_repeated_ids_keep_the_first_and_are_named(tmp_path: Path, capsys) -
                  str(predictions), "--json"])
     assert code == 0
     err = capsys.readouterr().err
-    assert "record 2 (id 001-1): field 'id': id '001-1' given again" in err
+    assert (f"m3kit: skipped: {predictions}: record 2 (id 001-1): field 'id': id '001-1' "
+            "given again") in err

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from m3kit.benchmarks.videomme_v2.load import load_videomme_v2
-from m3kit.benchmarks.videomme_v2.score import score_predictions, scores_from_log
+from m3kit.benchmarks.videomme_v2.score import score_outputs, scores_from_log
 from m3kit.report.logs import read_samples
 
 from .conftest import EXTRA_GROUPS, GROUPS, rows, write_release
@@ -121,7 +121,7 @@ def test_log_scores_equal_external_scoring(runs: dict[str, Any]) -> None:
         from_log = scores_from_log(read_samples(log))
         assert from_log.incomplete_groups == []
         replies = {str(s.id): s.output.completion for s in log.samples}
-        external = score_predictions(load_videomme_v2(runs["good"]), replies)
+        external = score_outputs(load_videomme_v2(runs["good"]), replies)
         assert from_log.leaderboard() == external.leaderboard()
         metrics = log.results.scores[0].metrics
         assert metrics["videomme_v2_nonlin_score"].value == pytest.approx(from_log.total)
@@ -154,7 +154,7 @@ def test_missing_media_exclude_their_groups_everywhere(runs: dict[str, Any],
     # the readable groups 001-004 score exactly as the same replies do on a release that has
     # only those four groups: total = mean of their four group scores, Avg Acc over their 16
     replies = {str(s.id): s.output.completion for s in log.samples if str(s.id) < "005"}
-    alone = score_predictions(load_videomme_v2(runs["good"]), replies)
+    alone = score_outputs(load_videomme_v2(runs["good"]), replies)
     assert result.leaderboard() == alone.leaderboard()
     metrics = log.results.scores[0].metrics
     assert metrics["videomme_v2_nonlin_score"].value == pytest.approx(alone.total)

@@ -1,7 +1,9 @@
 """M3Eval: video memory probes from cognitive psychology (seed 000), the released benchmark and
 m3kit's synthetic suite in its format."""
 
-from m3kit.benchmarks.declaration import Benchmark, Ref
+from pathlib import Path
+
+from m3kit.benchmarks.declaration import Benchmark, Ref, ScoreCommand, ScoreOption
 
 __all__ = ["BENCHMARK"]
 
@@ -27,6 +29,17 @@ BENCHMARK = Benchmark(
     system_label=Ref(f"{_HERE}.report:run_system"),
     score_file_keys=frozenset({"divided_attention", "memory_interference", "interleaved",
                                "nback"}),
-    score_verb="m3eval",
-    score_command=Ref("m3kit.cli.score_m3eval:score_m3eval"),
+    score_command=ScoreCommand(
+        verb="m3eval",
+        help="Score raw model outputs on M3Eval (values in percent, like the paper).",
+        data_help="The released M3Eval folder (qa_root/, questions/).",
+        predictions_help='JSONL of {"id", "prediction"}.',
+        options=(
+            ScoreOption("review", ("--review",), type=Path,
+                        help="Review file: score only accepted questions."),
+            ScoreOption("excluded", ("--exclude",), multiple=True,
+                        help="A question id whose video could not be read (repeatable)."),
+        ),
+    ),
+    score_text=Ref(f"{_HERE}.score:score_text"),
 )

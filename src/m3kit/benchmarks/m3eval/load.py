@@ -55,6 +55,7 @@ from m3kit.schema import (
 )
 
 __all__ = [
+    "data_files",
     "BENCHMARK",
     "MEASURES",
     "M3EvalSet",
@@ -62,6 +63,7 @@ __all__ = [
     "SkippedRecord",
     "load_m3eval",
     "measure_of",
+    "memory_key",
     "normalize_condition",
     "read_predictions",
 ]
@@ -123,6 +125,17 @@ def measure_of(metadata: dict[str, Any], question_type: str | None = None) -> st
         return qtype
     error = metadata.get("error_type")
     return MEASURES.get((qtype, error)) or MEASURES.get((qtype, None))
+
+
+def memory_key(question: Question) -> str:
+    """The memory a question is asked of, the probe video it shows: ``metadata["memory_key"]``,
+    else its video paths. The questions of one probe are one unit of M3Eval's confidence
+    intervals (they share the video, so their answers are not independent)."""
+    key = question.metadata.get("memory_key")
+    if key:
+        return str(key)
+    videos = [ref.path for ref in question.media if isinstance(ref, VideoRef)]
+    return "|".join(videos) if videos else question.id
 
 
 def normalize_condition(value: Any) -> str | None:
@@ -188,6 +201,17 @@ def load_m3eval(root: str | Path, *, review: Path | None = None) -> M3EvalSet:
         questions, rejected = _apply_review(questions, Path(review_path))
         skipped += rejected
     return M3EvalSet(root=base, questions=questions, skipped=skipped)
+
+
+def data_files(root: str | Path, review: str | Path | None = None) -> list[Path]:
+    """The files the questions of the released folder ``root`` are read from, in load order
+    (the paradigms' ``*_qa.json``, the N-Back file), then the review file that filters them
+    (``review``, else ``<root>/review/review.csv`` when present): the data set's fingerprint
+    (``m3kit.schema.card.files_fingerprint``) is taken over these."""
+    base = Path(root)
+    files = [path for path, _ in _released_files(base)]
+    chosen = Path(review) if review is not None else base / REVIEW_FILE
+    return files + [chosen] if chosen.is_file() else files
 
 
 def _released_files(base: Path) -> list[tuple[Path, str]]:

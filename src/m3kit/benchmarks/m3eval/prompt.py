@@ -9,9 +9,9 @@ from __future__ import annotations
 
 # The scorer and the prompt must agree on the format: one definition, in the metrics layer.
 from m3kit.metrics.answers import AnswerFormat, answer_format
-from m3kit.schema import Question
+from m3kit.schema import Choice, Question
 
-__all__ = ["AnswerFormat", "answer_format", "build_prompt", "frames_preamble"]
+__all__ = ["AnswerFormat", "answer_format", "build_prompt", "frames_preamble", "prompt_template"]
 
 
 def _letters_phrase(letters: list[str]) -> str:
@@ -43,3 +43,18 @@ def build_prompt(question: Question) -> str:
 def frames_preamble(count: int) -> str:
     """The line shown before the frames, so a model knows they are one video in time order."""
     return f"The following {count} images are frames sampled from the video, in time order."
+
+
+def prompt_template() -> str:
+    """The prompt's wording with placeholders (``{count}``, ``{question}``, ``{option A}``):
+    the frames' preamble, then a four-option lettered question and a Yes/No question, as
+    ``build_prompt`` writes them; its sha256 (on the reproducibility card) changes whenever the
+    wording does."""
+    def placeholder(choices: list[Choice]) -> Question:
+        return Question(id="template", benchmark="m3eval", text="{question}", choices=choices,
+                        answer="A")
+
+    lettered = placeholder([Choice(letter=x, text=f"{{option {x}}}") for x in "ABCD"])
+    yes_no = placeholder([Choice(letter="A", text="Yes"), Choice(letter="B", text="No")])
+    preamble = frames_preamble(0).replace("0", "{count}", 1)
+    return "\n\n".join([preamble, build_prompt(lettered), build_prompt(yes_no)])

@@ -29,6 +29,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from m3kit.benchmarks.m3eval.score import (
+    RANDOM_ACCURACY,
+    RANDOM_BINARY_ACCURACY,
+    RANDOM_INTRUSION_RATE,
+    STORYLINE,
+)
 from m3kit.metrics import ScoredAnswer, accuracy, intrusion_rate
 from m3kit.schema import Usage
 from m3kit.schema.evallog import BLIND_KEY, MEMORY_NAME_KEY, LoggedRun
@@ -61,18 +67,11 @@ __all__ = [
 BENCHMARK = "m3eval"
 HUMAN = "Human"
 RANDOM = "Random"
-# Chance levels (percent), as the paper prints them: 25 % accuracy for the four-option questions
-# and 50 % intrusion rate (Tables 1-3); source memory (Video 1 / Video 2) and N-back (Yes / No)
-# are two-way choices, 50 %.
-RANDOM_ACCURACY = 25.0
-RANDOM_INTRUSION = 50.0
-RANDOM_BINARY = 50.0
 DECIMALS = 2
 CHANCE_NOTE = ("Random rows are chance: 25 % for four-option questions, 50 % intrusion "
                "(Table 2); figures mark 50 % for the two-way source-memory and Yes/No N-back "
                "questions, 25 % for Figure 8.")
 
-STORYLINE = ("source_identification", "order_understanding", "content_retention")
 STORYLINE_NAMES = ("Source Identification", "Order Understanding", "Content Retention")
 INTERLEAVED = (*STORYLINE, "false_memory_discrimination")
 INTERLEAVED_NAMES = (*STORYLINE_NAMES, "False Memory Discrimination")
@@ -171,7 +170,7 @@ def table2(scores_by_system: Mapping[str, Mapping[str, Any]],
     for name, scores in _rows(scores_by_system, humans):
         if scores is None:
             rows.append([name, RANDOM_ACCURACY, RANDOM_ACCURACY, 0.0,
-                         RANDOM_INTRUSION, RANDOM_INTRUSION, 0.0])
+                         RANDOM_INTRUSION_RATE, RANDOM_INTRUSION_RATE, 0.0])
             continue
         row: list[Any] = [name]
         for metric in ("accuracy", "intrusion_rate"):
@@ -285,7 +284,7 @@ def figure9_data(scores_by_system: Mapping[str, Mapping[str, Any]],
                        _num(_get(s, "interleaved", "temporal_source_grounding"))])
               for label, s in _systems_with_human(scores_by_system, humans)]
     return _bars("fig9_source_grounding", "Figure 9: Spatial vs temporal source grounding",
-                 "Source dimension", ("Spatial", "Temporal"), RANDOM_BINARY, values)
+                 "Source dimension", ("Spatial", "Temporal"), RANDOM_BINARY_ACCURACY, values)
 
 
 def figure10_data(scores_by_system: Mapping[str, Mapping[str, Any]],
@@ -294,7 +293,7 @@ def figure10_data(scores_by_system: Mapping[str, Mapping[str, Any]],
     values = [(label, [_num(_get(s, "nback", "by_attribute", a)) for a in ATTRIBUTES])
               for label, s in _systems_with_human(scores_by_system, humans)]
     return _bars("fig10_nback_attribute", "Figure 10: N-back accuracy by attribute",
-                 "Attribute", ("Scene", "Action"), RANDOM_BINARY, values)
+                 "Attribute", ("Scene", "Action"), RANDOM_BINARY_ACCURACY, values)
 
 
 def _points(nback: Mapping[str, Any], knob: str) -> tuple[list[float], list[float]]:
@@ -354,7 +353,7 @@ def figure11_data(scores_by_system: Mapping[str, Mapping[str, Any]],
                 if one is not None:
                     series.append(one)
         panels.append(FigureData(name=f"fig11_{knob}", title=f"Accuracy vs {knob.upper()}",
-                                 kind="fit", xlabel=xlabel, baseline=RANDOM_BINARY,
+                                 kind="fit", xlabel=xlabel, baseline=RANDOM_BINARY_ACCURACY,
                                  series=series))
     return FigureData(name="fig11_nback_n_k", title="Figure 11: Effects of N and K on accuracy",
                       kind="panels", xlabel="", panels=panels,

@@ -1,8 +1,10 @@
 """M3Eval's numbers from scored answers: the paper's Tables 1–3, the N-Back breakdown and fits.
 
-``score_predictions`` scores raw model outputs from any harness (``{id: text}``) with m3kit's
-strict parsing; ``scores_from_log`` reads the same numbers from the samples of an m3kit eval
-log. Both return one ``M3EvalScores`` card (``model_dump()``: the JSON below), values in percent at full float precision (the authors' aggregation script prints them
+``score_predictions`` scores a predictions file of any harness (JSON Lines of ``{"id",
+"prediction"}``) against the released folder, ``score_outputs`` the same raw outputs already in
+memory (``{id: text}``), with m3kit's strict parsing; ``scores_from_log`` reads the same numbers
+from the samples of an m3kit eval log; ``score_text`` is the table ``m3kit score m3eval``
+prints. Both return one ``M3EvalScores`` card (``model_dump()``: the JSON below), values in percent at full float precision (the authors' aggregation script prints them
 rounded to 4 decimals; a table may round for display, the numbers do not), a cell with no
 question being ``None``::
 
@@ -35,11 +37,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_serializer
+from pydantic import BaseModel, ConfigDict
 
-from m3kit.benchmarks.m3eval.load import measure_of
+from m3kit.benchmarks.m3eval.load import load_m3eval, measure_of, memory_key, read_predictions
 from m3kit.benchmarks.m3eval.scorer import (
     M3EvalItem,
     group_labels,
@@ -49,34 +52,54 @@ from m3kit.benchmarks.m3eval.scorer import (
 )
 from m3kit.metrics import ScoredAnswer, offers_intrusion, score_response, summarize
 from m3kit.metrics.fits import least_squares_line
-from m3kit.schema import ChoiceRole, LoggedSample, Question, Usage
+from m3kit.schema import (
+    ChoiceRole,
+    LoggedSample,
+    PredictionsCard,
+    Question,
+    Usage,
+    match_predictions,
+)
 from m3kit.schema.evallog import mean_cost
 from m3kit.schema.report import cost_cell, percent_cell
 
 __all__ = [
+    "scoring_rules",
     "RANDOM_ACCURACY",
+    "RANDOM_BINARY_ACCURACY",
     "RANDOM_INTRUSION_RATE",
-    "RANDOM_NBACK_ACCURACY",
+    "STORYLINE",
     "VIDEO_READ_FAILURE",
     "M3EvalScores",
     "ResultRow",
     "SampleResult",
     "aggregate",
+    "cluster_of",
+    "headline",
+    "item_correct",
+    "items_from_log",
+    "items_from_predictions",
     "result_rows",
     "sample_results",
+    "score_outputs",
     "score_predictions",
+    "score_text",
     "scores_from_log",
     "summary_rows",
 ]
 
-RANDOM_ACCURACY = 25.0  # four options
-RANDOM_INTRUSION_RATE = 50.0  # two of the four options are intrusions
-RANDOM_NBACK_ACCURACY = 50.0  # Yes / No
+# Chance levels (percent), as the paper prints them: 25 % accuracy for the four-option questions
+# and 50 % intrusion rate (Tables 1-3); source memory (Video 1 / Video 2) and N-back (Yes / No)
+# are two-way choices, 50 %.
+RANDOM_ACCURACY = 25.0
+RANDOM_INTRUSION_RATE = 50.0
+RANDOM_BINARY_ACCURACY = 50.0
 # What the authors' harness writes in place of an output when a video cannot be read; such a
 # prediction is excluded, as there.
 VIDEO_READ_FAILURE = "__VIDEO_INPUT_SKIPPED__"
 
-_STORYLINE = ("source_identification", "order_understanding", "content_retention")
+# The storyline-reconstruction measures: the columns of Tables 1 and 3.
+STORYLINE = ("source_identification", "order_understanding", "content_retention")
 _DIRECTIONS = ("proactive", "retroactive", "repeat_target", "repeat_interferer")
 
 Scored = tuple[Question, ScoredAnswer]
@@ -142,8 +165,8 @@ def _divided(items: list[Scored]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ("no_swap", "swap"):
         cell = [(q, a) for q, a in items if _swap_column(_meta(q, "condition")) == key]
-        out[key] = {m: _accuracy(x for x in cell if _measure(x[0]) == m) for m in _STORYLINE}
-    out["delta"] = {m: _delta(out["swap"][m], out["no_swap"][m]) for m in _STORYLINE}
+        out[key] = {m: _accuracy(x for x in cell if _measure(x[0]) == m) for m in STORYLINE}
+    out["delta"] = {m: _delta(out["swap"][m], out["no_swap"][m]) for m in STORYLINE}
     out["spatial_source_grounding"] = _accuracy(
         (q, a) for q, a in items
         if _measure(q) == "source_memory" and _dimension_ok(q, "spatial")
@@ -168,7 +191,7 @@ def _interference(items: list[Scored]) -> dict[str, Any]:
 def _interleaved(items: list[Scored]) -> dict[str, Any]:
     out: dict[str, Any] = {
         m: _accuracy(x for x in items if _measure(x[0]) == m)
-        for m in (*_STORYLINE, "false_memory_discrimination")
+        for m in (*STORYLINE, "false_memory_discrimination")
     }
     out["temporal_source_grounding"] = _accuracy(
         (q, a) for q, a in items
@@ -241,10 +264,11 @@ def aggregate(scored: Sequence[Scored], *, n_excluded: int = 0) -> dict[str, Any
 _MISSING = "no prediction for this question"
 
 
-class M3EvalScores(BaseModel):
+class M3EvalScores(PredictionsCard):
     """M3Eval's score card: the paper's Tables 1-3 and the N-Back breakdown (values in
-    percent; the layout of each part is the module docstring's), and the counts.
-    ``model_dump()`` is the JSON ``m3kit score m3eval --json`` prints."""
+    percent; the layout of each part is the module docstring's), and the counts; for a
+    predictions file also what was skipped (``PredictionsCard``). ``model_dump()`` is the JSON
+    ``m3kit score m3eval --json`` prints."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -257,20 +281,34 @@ class M3EvalScores(BaseModel):
     n_failed: int
     n_missing: int
     n_scored: int
-    # what ``m3kit score m3eval`` read but could not score; absent from logs' cards
-    n_skipped_records: int | None = None
-    n_unmatched_predictions: int | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_absent_counts(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for key in ("n_skipped_records", "n_unmatched_predictions"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
 
 
 def score_predictions(
+    data: Path,
+    predictions: Path,
+    *,
+    review: Path | None = None,
+    excluded: Collection[str] | None = None,
+) -> M3EvalScores:
+    """Score a predictions file (JSON Lines of ``{"id", "prediction"}``; N-Back ids are the
+    records' ``question_id``) against the released folder ``data``.
+
+    ``review``: a review file, only its accepted questions are scored; ``excluded``: ids whose
+    video could not be read. Records the loader or the predictions reader skipped are listed in
+    the card, data first; predictions for unknown ids are counted. Raises
+    ``NothingToScoreError`` when no question loads or no prediction matches one.
+    """
+    loaded = load_m3eval(data, review=review)
+    outputs, bad = read_predictions(predictions)
+    skipped = [*loaded.skipped, *bad]
+    unmatched = match_predictions({q.id for q in loaded.questions}, outputs, data=data,
+                                  predictions=predictions, skipped=skipped,
+                                  hint="; N-Back ids are question_id")
+    card = score_outputs(loaded.questions, outputs, excluded=excluded or ())
+    return card.with_skips(skipped, unmatched)
+
+
+def score_outputs(
     questions: Sequence[Question],
     predictions: Mapping[str, str],
     *,
@@ -281,6 +319,13 @@ def score_predictions(
     ``excluded``: ids whose video could not be read (left out and counted); a prediction that is
     the authors' video-failure sentinel is excluded too.
     """
+    scored, n_excluded = _scored_outputs(questions, predictions, excluded)
+    return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
+
+
+def _scored_outputs(questions: Sequence[Question], predictions: Mapping[str, str],
+                    excluded: Collection[str]) -> tuple[list[Scored], int]:
+    """The scored questions of raw outputs and how many were excluded (``score_outputs``)."""
     skip = set(excluded)
     scored: list[Scored] = []
     n_excluded = 0
@@ -294,7 +339,7 @@ def score_predictions(
         else:
             answer = score_response(q, text)
         scored.append((q, answer))
-    return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
+    return scored, n_excluded
 
 
 def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
@@ -310,6 +355,129 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
         if result.question is not None:
             scored.append((result.question, result.answer))
     return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
+
+
+# -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
+
+
+def _item(question: Question | None, answer: ScoredAnswer, offered: bool,
+          video: str | None) -> M3EvalItem:
+    return M3EvalItem(
+        id=answer.id, status=answer.status, letter=answer.answer, role=answer.role,
+        groups=answer.groups or (group_labels(question) if question is not None else {}),
+        offers_intrusion=offered, video=video,
+    )
+
+
+def items_from_predictions(data: Path, predictions: Path, *, review: Path | None = None,
+                           excluded: Collection[str] | None = None) -> list[M3EvalItem]:
+    """The per-item records of a predictions file, as ``score_predictions`` scores it (the same
+    options; excluded questions left out, a question without a prediction failed)."""
+    loaded = load_m3eval(data, review=review)
+    outputs, bad = read_predictions(predictions)
+    match_predictions({q.id for q in loaded.questions}, outputs, data=data,
+                      predictions=predictions, skipped=[*loaded.skipped, *bad],
+                      hint="; N-Back ids are question_id")
+    scored, _ = _scored_outputs(loaded.questions, outputs, excluded or ())
+    return [_item(q, a, offers_intrusion(q), memory_key(q)) for q, a in scored]
+
+
+def items_from_log(samples: Sequence[LoggedSample]) -> list[M3EvalItem]:
+    """The per-item records of a run's samples, as ``scores_from_log`` and ``m3kit eval``'s
+    table count them: excluded samples left out, errored ones failed; the probe video from the
+    record, else the sample's memory key."""
+    items = []
+    for sample, result in zip(samples, sample_results(samples), strict=True):
+        if is_excluded(result.answer):
+            continue
+        logged = sample.item if isinstance(sample.item, M3EvalItem) else None
+        video = (logged.video if logged is not None else None) or sample.memory_key
+        if video is None and sample.question is not None:
+            video = memory_key(sample.question)
+        items.append(_item(sample.question, result.answer, result.offers_intrusion, video))
+    return items
+
+
+def cluster_of(item: M3EvalItem) -> str:
+    """The unit M3Eval's intervals resample: the probe video (its questions share it), the
+    question itself where no video is known."""
+    return item.video or item.id or ""
+
+
+def item_correct(item: M3EvalItem) -> bool:
+    """Whether the item was answered correctly (invalid and failed answers are wrong)."""
+    return item.status == "correct"
+
+
+_INTERLEAVED_MEASURES = (*STORYLINE, "false_memory_discrimination")
+
+
+def headline(items: Sequence[M3EvalItem]) -> dict[str, float | None]:
+    """The headline numbers of per-item records, in percent, each equal to the score card's
+    (``aggregate``) or ``m3kit eval``'s overall row: ``accuracy`` and ``intrusion_rate`` over
+    every item; divided attention ``no_swap_<measure>``, ``swap_<measure>``,
+    ``delta_<measure>`` (swap - no swap) for the storyline measures and
+    ``spatial_source_grounding``; memory interference ``<direction>_accuracy`` and
+    ``<direction>_intrusion_rate`` (proactive, retroactive; the repetition probes only when
+    run) and ``delta_accuracy``, ``delta_intrusion_rate`` (proactive - retroactive);
+    interleaved ``interleaved_<measure>`` and ``temporal_source_grounding``;
+    ``nback_accuracy``. One pass over the items: the bootstrap calls it for every resample."""
+    cells: dict[str, list[bool]] = {}
+
+    def add(name: str, value: bool) -> None:
+        cells.setdefault(name, []).append(value)
+
+    intrusion = ChoiceRole.INTRUSION.value
+    for item in items:
+        correct = item.status == "correct"
+        intruded = bool(item.offers_intrusion) and item.role == intrusion
+        add("accuracy", correct)
+        if item.offers_intrusion:
+            add("intrusion_rate", intruded)
+        labels = item.groups
+        paradigm = labels.get("paradigm")
+        measure = measure_of(labels, labels.get("question_type"))
+        dimension = labels.get("source_dimension")
+        if paradigm == "divided_attention":
+            column = _swap_column(labels.get("condition"))
+            if column is not None and measure in STORYLINE:
+                add(f"{column}_{measure}", correct)
+            if measure == "source_memory" and dimension in (None, "spatial"):
+                add("spatial_source_grounding", correct)
+        elif paradigm == "interference":
+            direction = labels.get("condition")
+            if direction in _DIRECTIONS:
+                add(f"{direction}_accuracy", correct)
+                if item.offers_intrusion:
+                    add(f"{direction}_intrusion_rate", intruded)
+        elif paradigm == "interleaved":
+            if measure in _INTERLEAVED_MEASURES:
+                add(f"interleaved_{measure}", correct)
+            if measure == "source_memory" and dimension in (None, "narrative"):
+                add("temporal_source_grounding", correct)
+        elif paradigm == "nback":
+            add("nback_accuracy", correct)
+
+    def pct(name: str) -> float | None:
+        return _pct(_mean(cells.get(name, [])))
+
+    out: dict[str, float | None] = {"accuracy": pct("accuracy"),
+                                    "intrusion_rate": pct("intrusion_rate")}
+    for column in ("no_swap", "swap"):
+        out.update({f"{column}_{m}": pct(f"{column}_{m}") for m in STORYLINE})
+    out.update({f"delta_{m}": _delta(out[f"swap_{m}"], out[f"no_swap_{m}"]) for m in STORYLINE})
+    out["spatial_source_grounding"] = pct("spatial_source_grounding")
+    for direction in _DIRECTIONS:
+        if direction.startswith("repeat") and f"{direction}_accuracy" not in cells:
+            continue  # as the card: the repetition probes only when they were run
+        for rate in ("accuracy", "intrusion_rate"):
+            out[f"{direction}_{rate}"] = pct(f"{direction}_{rate}")
+    for rate in ("accuracy", "intrusion_rate"):
+        out[f"delta_{rate}"] = _delta(out[f"proactive_{rate}"], out[f"retroactive_{rate}"])
+    out.update({f"interleaved_{m}": pct(f"interleaved_{m}") for m in _INTERLEAVED_MEASURES})
+    out["temporal_source_grounding"] = pct("temporal_source_grounding")
+    out["nback_accuracy"] = pct("nback_accuracy")
+    return _no_negative_zero(out)
 
 
 # -- per-sample results and the table ``m3kit eval`` prints -----------------------------------
@@ -420,3 +588,47 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
              cost_cell(r.mean_images)]
             for r in result_rows(samples)]
     return columns, rows
+
+
+# -- the table ``m3kit score m3eval`` prints --------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def score_text(card: M3EvalScores, predictions: Path) -> list[str]:
+    """The paper's tables of ``card`` as text, rounded to 2 decimals for display."""
+    da, mi, il, nb = (card.divided_attention, card.memory_interference, card.interleaved,
+                      card.nback)
+    lines = ["Divided attention (acc %)     source  order  content"]
+    for key, label in (("no_swap", "no swap"), ("swap", "swap")):
+        row = da[key]
+        lines.append(f"  {label:<28}{_cell(row['source_identification']):>7}"
+                     f"{_cell(row['order_understanding']):>7}{_cell(row['content_retention']):>9}")
+    lines.append(f"  spatial source grounding    {_cell(da['spatial_source_grounding']):>7}")
+    lines.append("Memory interference           acc %   intrusion %")
+    for key in ("proactive", "retroactive", "delta", "repeat_target", "repeat_interferer"):
+        if key in mi:
+            lines.append(f"  {key:<28}{_cell(mi[key]['accuracy']):>7}"
+                         f"{_cell(mi[key]['intrusion_rate']):>12}")
+    lines.append("Interleaved events (acc %)")
+    for key, value in il.items():
+        lines.append(f"  {key:<28}{_cell(value):>7}")
+    lines.append(f"N-Back (acc %)                {_cell(nb['accuracy']):>7}")
+    for group in ("by_attribute", "by_n", "by_k"):
+        cells = ", ".join(f"{k}: {_cell(v)}" for k, v in nb[group].items())
+        lines.append(f"  {group:<28}{cells}")
+    lines.append(f"invalid {card.n_invalid}, excluded {card.n_excluded}, "
+                 f"missing {card.n_missing}, scored {card.n_scored}")
+    return ["\n".join(lines)]
+
+
+def scoring_rules() -> dict[str, str]:
+    """The scoring rules in force, for the reproducibility card (M3Eval has no variants)."""
+    return {
+        "answer": "strict final line (The final answer is X)",
+        "invalid": "counted wrong",
+        "unreadable video": "excluded from every rate",
+        "intrusion rate": "over questions offering an intrusion option",
+    }

@@ -36,12 +36,19 @@ from typing import TYPE_CHECKING, Any
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
-from m3kit.benchmarks.m3eval.load import load_m3eval
-from m3kit.benchmarks.m3eval.prompt import answer_format, build_prompt, frames_preamble
+from m3kit.benchmarks.m3eval.load import data_files, load_m3eval, memory_key
+from m3kit.benchmarks.m3eval.prompt import (
+    answer_format,
+    build_prompt,
+    frames_preamble,
+    prompt_template,
+)
+from m3kit.benchmarks.m3eval.score import scoring_rules
 from m3kit.benchmarks.m3eval.scorer import group_labels, m3eval_answer
 from m3kit.errors import M3kitError
+from m3kit.harness.card import frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
-from m3kit.harness.frames import FramePolicy, policy_fingerprint
+from m3kit.harness.frames import DEFAULT_FRAMES, FramePolicy, policy_fingerprint
 from m3kit.harness.sample_state import resolve_memory
 from m3kit.harness.skips import warn_skipped
 from m3kit.harness.solvers import (
@@ -52,10 +59,13 @@ from m3kit.harness.solvers import (
     source_frame_events,
 )
 from m3kit.paths import cache_dir
-from m3kit.schema import Question, VideoRef, read_jsonl_lenient
+from m3kit.schema import Question, read_jsonl_lenient
+from m3kit.schema.card import ReproCard, files_fingerprint
 from m3kit.schema.evallog import (
     BENCHMARK_KEY,
     BLIND_KEY,
+    FPS_KEY,
+    FRAMES_KEY,
     MEDIA_ROOT_KEY,
     MEMORY_KEY,
     MEMORY_NAME_KEY,
@@ -109,10 +119,9 @@ PARADIGMS: dict[str, tuple[str, ...]] = {
     "nback": ("nback",),
 }
 
-# M3Eval shows a model 96 ``uniform`` frames of the probe video, 144 for the repetition probes
-# ([V1, V1, V2] and [V1, V2, V2]), 8 frames per clip for N-Back, and 0.5 fps to models that
-# take video (Appendix D).
-DEFAULT_FRAMES = 96  # every model but Gemini
+# M3Eval shows a model 96 ``uniform`` frames of the probe video (``DEFAULT_FRAMES``: every model
+# but Gemini), 144 for the repetition probes ([V1, V1, V2] and [V1, V2, V2]), 8 frames per clip
+# for N-Back, and 0.5 fps to models that take video (Appendix D).
 NBACK_FRAMES_PER_CLIP = 8  # N-Back experiments (Sec. 4.4)
 REPETITION_FRAMES = 144  # repeated-trial experiments (Fig. 8): three videos, not two
 REPETITION_CONDITIONS = frozenset({"repeat_target", "repeat_interferer"})
@@ -169,15 +178,6 @@ def _frame_source(frame_store: str | None, frames: int | None, max_side: int | N
 
 
 # -- dataset --------------------------------------------------------------------------------
-
-
-def memory_key(question: Question) -> str:
-    """The memory a question is asked of: ``metadata["memory_key"]``, else its video paths."""
-    key = question.metadata.get("memory_key")
-    if key:
-        return str(key)
-    videos = [ref.path for ref in question.media if isinstance(ref, VideoRef)]
-    return "|".join(videos) if videos else question.id
 
 
 def question_to_sample(question: Question, *, root: str | Path | None = None) -> Sample:
@@ -284,11 +284,14 @@ def m3eval_task(
     fps: float | None = None,
     blind: bool = False,
     metadata: dict[str, Any] | None = None,
+    question_files: Sequence[Path] = (),
 ) -> Task:
     """An inspect task asking ``questions`` (media paths relative to ``root``), scored with
     M3Eval's strict parsing; through ``memory`` (a name for ``make_memory`` with
     ``memory_config``, or a ``Memory``) when given. ``blind``: no frames (and no memory: a
-    memory of nothing is not a memory baseline)."""
+    memory of nothing is not a memory baseline). ``question_files``: the files the questions
+    were read from (the reproducibility card's data fingerprint; none for questions built in
+    code)."""
     uses_memory = memory is not None and memory != "none"
     if blind:
         if uses_memory:
@@ -304,6 +307,17 @@ def m3eval_task(
         chosen = direct_answer(
             frames=frames, max_side=max_side, frame_store=frame_store, cache=cache, fps=fps,
         )
+    memory_name = memory if isinstance(memory, str) or memory is None else memory.name
+    card = ReproCard.with_prompt(
+        prompt_template(), benchmark="m3eval", task=name,
+        frames=frame_policy_card(frames, fps, max_side, blind=blind,
+                                 default=f"{DEFAULT_FRAMES}, {REPETITION_FRAMES} for repetition, "
+                                         f"{NBACK_FRAMES_PER_CLIP} per N-Back clip"),
+        blind=blind, memory=memory_name if uses_memory else None,
+        memory_config=dict(memory_config) if uses_memory and memory_config else None,
+        data_fingerprint=files_fingerprint(question_files) if question_files else None,
+        scoring=scoring_rules(),
+    )
     return Task(
         dataset=questions_dataset(questions, name=name, root=root),
         solver=chosen,
@@ -312,10 +326,11 @@ def m3eval_task(
         metadata={
             MEMORY_NAME_KEY: memory if isinstance(memory, str) or memory is None
             else memory.name,
-            "m3kit_frames": frames,
-            "m3kit_fps": fps,
+            FRAMES_KEY: frames,
+            FPS_KEY: fps,
             BLIND_KEY: blind,
             BENCHMARK_KEY: "m3eval",
+            **task_card_metadata(card),
             **(metadata or {}),
         },
     )
@@ -405,6 +420,7 @@ def released_task(
         blind=blind,
         metadata={BENCHMARK_KEY: "m3eval",
                   SKIPPED_KEY: [str(s) for s in loaded.skipped]},
+        question_files=data_files(root, review),
     )
 
 
@@ -481,10 +497,21 @@ def _synth(paradigm: str, options: dict[str, Any]) -> Task:
     """The synthetic suite's ``paradigm`` questions as a task; ``options`` are the task's own
     arguments (``suite`` and those of ``m3eval_task``)."""
     options = dict(options)
-    questions, root, skipped = load_suite_with_skips(options.pop("suite"), paradigm)
+    suite = options.pop("suite")
+    questions, root, skipped = load_suite_with_skips(suite, paradigm)
     # the loader's skips travel with the log (``m3kit eval`` prints them after the run)
     return m3eval_task(questions, name=f"synth_{paradigm}", root=root,
-                       metadata={SKIPPED_KEY: skipped}, **options)
+                       metadata={SKIPPED_KEY: skipped},
+                       question_files=[suite_questions_file(suite, root)], **options)
+
+
+def suite_questions_file(suite: str | Path | None, root: Path) -> Path:
+    """The question file of a suite (the reproducibility card's data fingerprint): the
+    ``questions.jsonl`` of the suite folder (``root`` when the default suite was built), or
+    the file given."""
+    if suite is None or Path(suite).is_dir():
+        return (Path(suite) if suite is not None else root) / QUESTIONS_FILE
+    return Path(suite)
 
 
 @task

@@ -1,7 +1,14 @@
 """M3Exam: multi-session multimodal conversational memory (seed 002), and LoCoMo through the
 same regimes and scorer."""
 
-from m3kit.benchmarks.declaration import SHARED_RANGES, ArgRange, Benchmark, Ref
+from m3kit.benchmarks.declaration import (
+    SHARED_RANGES,
+    ArgRange,
+    Benchmark,
+    Ref,
+    ScoreCommand,
+    ScoreOption,
+)
 
 __all__ = ["BENCHMARK"]
 
@@ -22,8 +29,26 @@ BENCHMARK = Benchmark(
     summary_rows=Ref(f"{_HERE}.score:summary_rows"),
     report_sections=Ref(f"{_HERE}.report:sections"),
     system_label=Ref(f"{_HERE}.report:system_label"),
-    score_verb="m3exam",
-    score_command=Ref("m3kit.cli.score_m3exam:score_m3exam"),
+    score_command=ScoreCommand(
+        verb="m3exam",
+        help="Per-type and TOTAL EM / F1 / BLEU-1 / LLM-J and the Overall Score, on the 0-1 "
+             "scale.",
+        data_help="A persona folder, a folder of them, or locomo10.json.",
+        predictions_help='JSONL of {"id", "prediction", "judge"?}.',
+        json_help="Print JSON.",
+        options=(
+            ScoreOption("judge_model", ("--judge-model",),
+                        help="inspect model that fills missing judge scores."),
+            ScoreOption("judge_model_args", ("-M",), key_values=True,
+                        help="Judge model argument key=value (repeatable)."),
+            ScoreOption("cache", ("--no-cache",), flag=True, default=True, on=False,
+                        help="Do not reuse cached judge replies."),
+            ScoreOption("fj_rule", ("--fj-letter",), flag=True, default="exact", on="letter",
+                        help="Score fj by the option letter the answer states (m3kit's "
+                             "addition; default: the whole answer, as the paper)."),
+        ),
+    ),
+    score_text=Ref(f"{_HERE}.score:score_text"),
     ranges={
         **SHARED_RANGES,
         "max_images": ArgRange(lambda v: v >= 0, ">= 0"),

@@ -29,10 +29,13 @@ from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Questio
 from m3kit.schema import SkippedRecord as Skipped
 
 __all__ = [
+    "data_files",
+    "persona_files",
     "QUESTION_TYPES",
     "M3ExamData",
     "QuestionType",
     "answer_text",
+    "evidence_session",
     "is_persona_folder",
     "load_m3exam",
     "load_m3exam_persona",
@@ -104,9 +107,45 @@ def parse_evidence(raw: Any) -> tuple[list[str], list[str]]:
     return ids, malformed
 
 
+def evidence_session(question: Question) -> str | None:
+    """``<persona>/D<session>``: the session holding the question's first supporting-fact
+    round, the unit M3Exam's confidence intervals resample (questions on one session's content
+    are not independent); None when the question names no round."""
+    for round_id in question.evidence:
+        m = _ROUND_ID.match(round_id)
+        if m is not None:
+            return f"{question.metadata.get('persona', '')}/D{int(m.group(1))}"
+    return None
+
+
 def is_persona_folder(path: Path) -> bool:
     """Whether ``path`` is one M3Exam persona folder (it holds ``sessions.json``)."""
     return (path / _SESSIONS).is_file()
+
+
+def persona_files(folder: Path) -> list[Path]:
+    """The question files of one persona folder, in load order: ``sessions.json``,
+    ``question.json`` and its ``timeline*.json``."""
+    files = [folder / _SESSIONS, folder / _QUESTIONS, *sorted(folder.glob("timeline*.json"))]
+    return [f for f in files if f.is_file()]
+
+
+def data_files(path: str | Path) -> list[Path]:
+    """The files M3Exam-shaped data at ``path`` is read from, in load order: a file itself
+    (LoCoMo's ``locomo10.json``), a persona folder's files, each persona sub-folder's, or the
+    ``locomo*.json`` of a folder (the first, as ``load_locomo`` reads it). The data set's
+    fingerprint (``m3kit.schema.card.files_fingerprint``) is taken over these."""
+    root = Path(path).expanduser().resolve()
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    if is_persona_folder(root):
+        return persona_files(root)
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and is_persona_folder(p))
+    if folders:
+        return [f for folder in folders for f in persona_files(folder)]
+    return sorted(root.glob("locomo*.json"))[:1]
 
 
 def load_m3exam(path: str | Path) -> M3ExamData:

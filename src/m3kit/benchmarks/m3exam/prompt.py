@@ -20,6 +20,7 @@ __all__ = [
     "ANSWER_INSTRUCTION",
     "attachment_name",
     "fm_instruction",
+    "prompt_template",
     "question_prompt",
 ]
 
@@ -64,3 +65,12 @@ def question_prompt(question: Question, candidates: Sequence[str] | None = None)
     if question.question_type == "fm":
         parts.append(fm_instruction(candidates or []))
     return "\n".join(parts)
+
+
+def prompt_template() -> str:
+    """The prompt's wording after the context, with placeholders: the question prompt, then the
+    fm instruction with an image attached (``img_0`` standing for the candidates) and without
+    one; its sha256 (on the reproducibility card) changes whenever the wording does."""
+    question = Question(id="template", benchmark="m3exam", text="{question}", answer="")
+    return "\n\n".join([question_prompt(question), fm_instruction(["img_0"]),
+                         fm_instruction([])])

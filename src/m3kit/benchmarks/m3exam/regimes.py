@@ -41,6 +41,7 @@ __all__ = [
     "Regime",
     "RegimeError",
     "build_context",
+    "oracle_sessions",
     "parse_regime",
     "round_cost",
 ]
@@ -196,7 +197,11 @@ def build_context(question: Question, conversation: Conversation, regime: Regime
 # -- oracle ---------------------------------------------------------------------------------------
 
 
-def _oracle(question: Question, conversation: Conversation, regime: Regime) -> ContextBlocks:
+def oracle_sessions(question: Question, conversation: Conversation
+                    ) -> tuple[set[str], list[str]]:
+    """The ids of the sessions holding ``question``'s supporting-fact rounds (what the oracle
+    regime shows), and the supporting-fact rounds the conversation does not hold. No session:
+    the question cannot be posed under the oracle regime."""
     wanted: set[str] = set()
     missing: list[str] = []
     for round_id in question.evidence:
@@ -204,6 +209,11 @@ def _oracle(question: Question, conversation: Conversation, regime: Regime) -> C
             wanted.add(conversation.session_of(round_id).id)
         except KeyError:
             missing.append(round_id)
+    return wanted, missing
+
+
+def _oracle(question: Question, conversation: Conversation, regime: Regime) -> ContextBlocks:
+    wanted, missing = oracle_sessions(question, conversation)
     if not wanted:
         raise RegimeError(
             "no supporting-fact round is in the conversation, so the oracle regime has no "

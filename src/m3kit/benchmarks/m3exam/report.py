@@ -36,12 +36,12 @@ from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_CATEGORIES, LOCOMO_TYPES
-from m3kit.benchmarks.m3exam.score import FJ_RULE_KEY, ItemScore, aggregate_scores
+from m3kit.benchmarks.m3exam.score import ItemScore, aggregate_scores
 from m3kit.benchmarks.m3exam.scorer import M3ExamItem
 from m3kit.metrics.retrieval import hit_at_k, mean_defined, recall_at_k
 from m3kit.metrics.text_match import ItemKind, item_kind
 from m3kit.schema import LoggedSample, round_of
-from m3kit.schema.evallog import BENCHMARK_KEY, BLIND_KEY, LoggedRun
+from m3kit.schema.evallog import BENCHMARK_KEY, BLIND_KEY, FJ_RULE_KEY, REGIME_KEY, LoggedRun
 from m3kit.schema.report import ReportSection, Table
 
 __all__ = [
@@ -122,7 +122,7 @@ def system_label(run: LoggedRun) -> str:
     """``<model> · <benchmark>/<dataset> · <regime>`` (``(blind)`` appended for blind runs,
     ``(fj letter)`` for runs that scored fj by the stated letter, so they never pool with runs
     scored by the paper's rule)."""
-    regime = run.metadata.get("m3kit_regime") or run.task_args.get("regime") or "?"
+    regime = run.metadata.get(REGIME_KEY) or run.task_args.get("regime") or "?"
     label = f"{run.model} · {benchmark_of(run)}/{dataset_of(run)} · {regime}"
     if run.metadata.get(BLIND_KEY):
         label = f"{label} (blind)"

@@ -3,7 +3,10 @@ per-type table and the TOTAL with the Overall Score (paper Appendix B.2).
 
 TOTAL EM averages every scored item; TOTAL F1, BLEU-1 and LLM-J average the items that are
 neither fm nor fj; ``overall = 0.5 * llm_judge + (em + f1 + bleu1) / 6``. Everything is on the
-0-1 scale. Predictions come from any harness as JSONL ``{"id", "prediction", "judge"?}``.
+0-1 scale. Predictions come from any harness as JSONL ``{"id", "prediction", "judge"?}``:
+``score_predictions`` scores such a file against a persona folder (or LoCoMo),
+``score_outputs`` the same records already in memory; ``score_text`` is the table
+``m3kit score m3exam`` prints.
 
 fj items are scored by the paper's rule (the whole normalised prediction against the gold
 letter) unless ``fj_rule="letter"`` (m3kit's addition: the letter the prediction states); the
@@ -17,37 +20,41 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, M3ExamData
 from m3kit.errors import M3kitError
 from m3kit.metrics.text_match import FJ_RULES, AnswerScores, FjRule, score_text_answer
-from m3kit.schema import LoggedSample, Question, SkippedRecord, read_predictions_lenient
+from m3kit.schema import (
+    LoggedSample,
+    PredictionsCard,
+    Question,
+    SkippedRecord,
+    match_predictions,
+    read_predictions_lenient,
+)
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.report import cost_cell, percent_cell
+from m3kit.schema.report import Table, cost_cell, percent_cell
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 __all__ = [
-    "FJ_RULE_KEY",
+    "scoring_rules",
     "ItemScore",
     "M3ExamScores",
     "PredictionRecord",
     "aggregate_scores",
+    "load_data",
     "overall_score",
     "read_predictions",
     "score_items",
-    "score_m3exam",
+    "score_outputs",
     "score_predictions",
+    "score_text",
     "scores_from_log",
     "summary_rows",
 ]
-
-
-# The task-metadata entry of an eval log naming how its fj items were scored (``exact`` or
-# ``letter``), as ``fj_rule`` names it in a score card.
-FJ_RULE_KEY = "m3kit_fj_rule"
 
 
 class PredictionRecord(BaseModel):
@@ -193,7 +200,24 @@ def aggregate_scores(items: Sequence[ItemScore]) -> dict[str, Any]:
     return {"per_type": per_type, "total": total}
 
 
-def score_m3exam(
+class M3ExamScores(PredictionsCard):
+    """M3Exam's score card: per question type and TOTAL (``count``, ``em``, ``f1``, ``bleu1``,
+    ``llm_judge``, ``overall`` and the judge's counts, on the 0-1 scale); for external
+    predictions also the fj rule, the questions without a prediction, the judge's failures and
+    what was skipped (``PredictionsCard``). ``model_dump()`` is the JSON ``m3kit score m3exam
+    --json`` prints."""
+
+    model_config = ConfigDict(frozen=True)
+    optional_keys = ("fj_rule", "missing", "judge_failures")
+
+    per_type: dict[str, dict[str, Any]]
+    total: dict[str, Any]
+    fj_rule: str | None = None
+    missing: int | None = None
+    judge_failures: list[str] | None = None
+
+
+def score_outputs(
     data: M3ExamData,
     predictions: Sequence[PredictionRecord] | Mapping[str, str],
     *,
@@ -201,19 +225,19 @@ def score_m3exam(
     judge_model_args: Mapping[str, Any] | None = None,
     cache: bool = True,
     fj_rule: FjRule = "exact",
-) -> dict[str, Any]:
+) -> M3ExamScores:
     """Score predictions for ``data``'s questions.
 
     fj items are scored by ``fj_rule`` (``"exact"``, the paper's: the whole prediction;
-    ``"letter"``: the letter it states), recorded as the result's ``fj_rule``.
+    ``"letter"``: the letter it states), recorded as the card's ``fj_rule``.
 
     A prediction's given ``judge`` value is used as is; a missing one is computed with
     ``judge_model`` (any inspect model name or ``Model``) when given, for the items a judge
     applies to, after ``m3kit.harness.preflight.check_model`` has checked the judge (a
     ``PreflightError`` when it cannot be used). ``skipped`` lists what loading ``data``
-    skipped (``data.skipped``, each naming file, record and field), then the predictions for
-    unknown ids and repeated ones; questions without a prediction are not scored and are
-    counted in ``missing``.
+    skipped (``data.skipped``, each naming file, record and field), then repeated predictions
+    (the first is kept); predictions for unknown ids are counted (``n_unmatched_predictions``);
+    questions without a prediction are not scored and are counted in ``missing``.
     """
     if fj_rule not in FJ_RULES:
         raise M3kitError(f"fj rule {fj_rule!r} is not one of {', '.join(FJ_RULES)}",
@@ -224,15 +248,17 @@ def score_m3exam(
         else list(predictions)
     )
     by_id = {q.id: q for q in data.questions}
-    skipped: list[str] = []
+    repeated: list[SkippedRecord] = []
+    unmatched: list[str] = []
     texts: dict[str, str] = {}
     given: dict[str, float] = {}
     for rec in records:
         if rec.id not in by_id:
-            skipped.append(f"{rec.id}: no such question")
+            unmatched.append(rec.id)
             continue
         if rec.id in texts:
-            skipped.append(f"{rec.id}: duplicate prediction (the first is kept)")
+            repeated.append(SkippedRecord.at("predictions", rec.id, "duplicate prediction "
+                                             "(the first is kept)", field="id"))
             continue
         texts[rec.id] = rec.prediction
         if rec.judge is not None:
@@ -269,52 +295,65 @@ def score_m3exam(
         ]
         items = _rule_judged(items, force=True)
 
-    result = aggregate_scores(items)
-    result["fj_rule"] = fj_rule
-    result["missing"] = len(by_id) - len(texts)
-    result["skipped"] = [str(s) for s in data.skipped] + skipped
-    if judge_failures:
-        result["judge_failures"] = judge_failures
-    return result
+    card = M3ExamScores.model_validate({
+        **aggregate_scores(items), "fj_rule": fj_rule, "missing": len(by_id) - len(texts),
+        "judge_failures": judge_failures or None,
+    })
+    return card.with_skips([*data.skipped, *repeated], sorted(set(unmatched)))
 
 
-class M3ExamScores(BaseModel):
-    """M3Exam's score card: per question type and TOTAL (``count``, ``em``, ``f1``, ``bleu1``,
-    ``llm_judge``, ``overall`` and the judge's counts, on the 0-1 scale); for external
-    predictions also the fj rule, the questions without a prediction, what was skipped and the
-    judge's failures. ``model_dump()`` is the JSON ``m3kit score m3exam --json`` prints."""
+def load_data(path: Path) -> M3ExamData:
+    """M3Exam persona folder(s), or LoCoMo when ``path`` is (or holds) ``locomo*.json``."""
+    from m3kit.benchmarks.m3exam.load import is_persona_folder, load_m3exam
+    from m3kit.benchmarks.m3exam.locomo import load_locomo
 
-    model_config = ConfigDict(frozen=True)
-
-    per_type: dict[str, dict[str, Any]]
-    total: dict[str, Any]
-    fj_rule: str | None = None
-    missing: int | None = None
-    skipped: list[str] | None = None
-    judge_failures: list[str] | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_absent(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for key in ("fj_rule", "missing", "skipped", "judge_failures"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+    if path.is_file() or (
+        path.is_dir() and not is_persona_folder(path) and any(path.glob("locomo*.json"))
+    ):
+        return load_locomo(path)
+    return load_m3exam(path)
 
 
 def score_predictions(
-    data: M3ExamData,
-    predictions: Sequence[PredictionRecord] | Mapping[str, str],
+    data: Path,
+    predictions: Path,
     *,
     judge_model: str | Model | None = None,
     judge_model_args: Mapping[str, Any] | None = None,
     cache: bool = True,
     fj_rule: FjRule = "exact",
 ) -> M3ExamScores:
-    """``score_m3exam``'s numbers as the typed card."""
-    return M3ExamScores.model_validate(score_m3exam(
-        data, predictions, judge_model=judge_model, judge_model_args=judge_model_args,
-        cache=cache, fj_rule=fj_rule))
+    """Score a predictions file (JSONL of ``{"id", "prediction", "judge"?}``) against ``data``
+    (a persona folder, a folder of them, or LoCoMo's ``locomo10.json``), as ``score_outputs``
+    does. The card's ``skipped`` lists the data's skips, then the predictions file's (a line
+    that is not UTF-8 or JSON, a bad record, a repeated id). Raises ``NothingToScoreError``
+    when no question loads or no prediction matches one, before any judge is asked."""
+    dataset = load_data(data)
+    records, bad = read_predictions(predictions)
+    match_predictions({q.id for q in dataset.questions}, [r.id for r in records], data=data,
+                      predictions=predictions, skipped=[*dataset.skipped, *bad])
+    card = score_outputs(dataset, records, judge_model=judge_model,
+                         judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
+    notes = [f"{card.missing} questions have no prediction"] if card.missing else []
+    return card.with_skips([*(card.skipped or ()), *bad], card.unmatched_ids, notes)
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else "-" if value is None else str(value)
+
+
+def score_text(card: M3ExamScores, predictions: Path) -> list[Table]:
+    """The per-type table and the TOTAL row of ``card``, rounded to 4 decimals for display."""
+    table = Table(title=f"M3Exam scores: {predictions.name} (fj EM: {card.fj_rule})",
+                  columns=["type", "count", "EM", "F1", "BLEU-1", "LLM-J", "Overall"], rows=[])
+    for qtype, row in card.per_type.items():
+        table.rows.append([qtype, str(row["count"]), _cell(row["em"]), _cell(row.get("f1")),
+                           _cell(row.get("bleu1")), _cell(row.get("llm_judge")), ""])
+    total = card.total
+    table.rows.append(["TOTAL", str(total["count"]), _cell(total["em"]), _cell(total["f1"]),
+                       _cell(total["bleu1"]), _cell(total["llm_judge"]),
+                       _cell(total["overall"])])
+    return [table]
 
 
 def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[ItemScore], int]:
@@ -365,3 +404,12 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
     rows = [[*line("all", table["total"], str(failed)), cost_cell(tokens), cost_cell(images)]]
     rows += [[*line(qtype, row, ""), "", ""] for qtype, row in table["per_type"].items()]
     return columns, rows
+
+
+def scoring_rules(fj_rule: FjRule = "exact") -> dict[str, str]:
+    """The scoring rules in force, for the reproducibility card: how fj items are scored
+    (``exact``: the paper's rule, ``letter``: m3kit's) and the Overall Score's formula."""
+    return {
+        "fj": fj_rule,
+        "overall": "0.5*LLM-J + (EM + F1 + BLEU-1)/6",
+    }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 
+from m3kit.benchmarks.m3exam.load import evidence_session
 from m3kit.metrics.text_match import AnswerScores, FjRule
 from m3kit.schema import Question, ScoreItem, read_record, sample_question
 
@@ -39,11 +40,14 @@ class M3ExamItem(ScoreItem, AnswerScores):
     llm_judge: float | None = None
     judge_reply: str | None = None
     reason: str | None = None
+    # the session of the question's evidence (``load.evidence_session``): the unit confidence
+    # intervals resample; None where no round is named (the question is its own unit)
+    session: str | None = None
 
     def to_metadata(self) -> dict[str, Any]:
         """The record as a score's metadata; the judge's entries only where a judge ran."""
         data = super().to_metadata()
-        for key in ("llm_judge", "judge_reply"):
+        for key in ("llm_judge", "judge_reply", "session"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data
@@ -70,6 +74,7 @@ def score_item(question: Question, prediction: str, failure: str | None = None,
     status = "failed" if failure else ("correct" if values["em"] >= 1.0 else "incorrect")
     return M3ExamItem(**values, status=status, reason=failure,
                       question_type=question.question_type,
+                      session=evidence_session(question),
                       groups={"question_type": question.question_type})
 
 

@@ -37,33 +37,48 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
-from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
+from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, data_files
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_TYPES
-from m3kit.benchmarks.m3exam.prompt import attachment_name, question_prompt
+from m3kit.benchmarks.m3exam.prompt import attachment_name, prompt_template, question_prompt
 from m3kit.benchmarks.m3exam.regimes import (
     ContextBlocks,
     MediaBlock,
     Regime,
     RegimeError,
     build_context,
+    oracle_sessions,
     parse_regime,
 )
-from m3kit.benchmarks.m3exam.score import FJ_RULE_KEY
+from m3kit.benchmarks.m3exam.score import scoring_rules
 from m3kit.benchmarks.m3exam.scorer import m3exam_answer
 from m3kit.errors import M3kitError
 from m3kit.harness import sample_state as steps
+from m3kit.harness.card import task_card_metadata
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.skips import warn_skipped
 from m3kit.harness.solvers import direct_solver, memory_solver
 from m3kit.metrics.text_match import FjRule
-from m3kit.schema import Conversation, ImageRef, PdfPageRef, Question
-from m3kit.schema.evallog import MEMORY_KEY, QUESTION_KEY, SampleRecord, sample_question
+from m3kit.schema import Conversation, ImageRef, PdfPageRef, Question, SkippedRecord
+from m3kit.schema.card import ReproCard, files_fingerprint
+from m3kit.schema.evallog import (
+    BENCHMARK_KEY,
+    FJ_RULE_KEY,
+    MEMORY_KEY,
+    MEMORY_NAME_KEY,
+    QUESTION_KEY,
+    REGIME_CONFIG_KEY,
+    REGIME_KEY,
+    SKIPPED_KEY,
+    SampleRecord,
+    sample_question,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import MemoryDataset, Sample
@@ -82,6 +97,7 @@ __all__ = [
     "m3exam_dataset",
     "m3exam_memory_answer",
     "m3exam_task",
+    "oracle_posable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -333,6 +349,37 @@ def _types(types: str | Sequence[str] | int | None, known: Sequence[str] = QUEST
     return wanted
 
 
+# The loader's fields for a question's supporting facts (M3Exam's and LoCoMo's)
+EVIDENCE_FIELDS = ("supporting_facts", "evidence")
+
+
+def oracle_posable(data: M3ExamData, questions: Sequence[Question]
+                   ) -> tuple[list[Question], list[SkippedRecord]]:
+    """The questions the oracle regime can pose, and one named skip for each it cannot: the
+    paper's oracle setting shows the sessions holding the question's supporting facts
+    (Appendix B), so a question with none in its conversation has no context as defined. The
+    skip replaces the loader's note on that question's supporting facts ("question kept"),
+    taking its file; ``data.skipped`` keeps the loader's other records."""
+    posable: list[Question] = []
+    skipped: list[SkippedRecord] = []
+    for question in questions:
+        conversation = data.conversations.get(str(question.metadata.get("persona")))
+        if conversation is None or oracle_sessions(question, conversation)[0]:
+            posable.append(question)  # no conversation: the solver names that failure
+            continue
+        notes = [s for s in data.skipped
+                 if s.record == question.id and s.field in EVIDENCE_FIELDS]
+        file = notes[0].file if notes else str(conversation.metadata.get(
+            "source", conversation.metadata.get("folder", conversation.id)))
+        field = notes[0].field if notes else EVIDENCE_FIELDS[0]
+        facts = ", ".join(question.evidence) or "none"
+        skipped.append(SkippedRecord.at(
+            file, question.id, "question skipped under the oracle regime: no supporting-fact "
+            f"round is in the conversation, so there is no session to show (supporting facts: "
+            f"{facts})", field))
+    return posable, skipped
+
+
 def m3exam_task(
     data: M3ExamData,
     regime: Regime,
@@ -344,30 +391,50 @@ def m3exam_task(
     known_types: Sequence[str] = QUESTION_TYPES,
     judge_model: str | None = None,
     fj_letter: bool = False,
+    question_files: Sequence[Path] = (),
 ) -> Task:
     """An inspect task over loaded M3Exam-shaped ``data`` (M3Exam or LoCoMo) in ``regime``;
-    ``fj_letter`` scores fj items by the letter the answer states (else the whole answer)."""
+    ``fj_letter`` scores fj items by the letter the answer states (else the whole answer);
+    ``question_files``: the files ``data`` was read from (the reproducibility card's data
+    fingerprint).
+    Under the oracle regime a question without a supporting-fact round in its conversation is
+    skipped (``oracle_posable``), listed with the loader's skips in ``SKIPPED_KEY``."""
     fj_rule: FjRule = "letter" if fj_letter else "exact"
     wanted = _types(types, known_types)
     questions = [q for q in data.questions if wanted is None or q.question_type in wanted]
+    skipped = list(data.skipped)
+    if regime.kind == "oracle":
+        questions, unposable = oracle_posable(data, questions)
+        replaced = {(s.record, s.field) for s in unposable}
+        skipped = [s for s in skipped if (s.record, s.field) not in replaced] + unposable
     if regime.kind == "memory":
         assert regime.memory is not None
         chosen = m3exam_memory_answer(data.conversations, regime.memory,
                                       memory_config=memory_config, cache=cache)
     else:
         chosen = m3exam_context_answer(data.conversations, regime, cache=cache)
+    card = ReproCard.with_prompt(
+        prompt_template(), benchmark=name, task=name, memory=regime.memory,
+        memory_config=dict(memory_config) if regime.memory and memory_config else None,
+        judge_model=judge_model,
+        data_fingerprint=files_fingerprint(question_files) if question_files else None,
+        scoring=scoring_rules(fj_rule),
+        settings={"regime": regime.name, "regime_config": regime.model_dump(mode="json"),
+                  "types": sorted(wanted) if wanted is not None else "all"},
+    )
     return Task(
         dataset=m3exam_dataset(questions, regime, name=name),
         solver=chosen,
         scorer=m3exam_answer(judge_model=judge_model, fj_rule=fj_rule),
         config=task_generate_config(),
         metadata={
-            "m3kit_benchmark": name,
-            "m3kit_regime": regime.name,
-            "m3kit_memory": regime.memory,
-            "m3kit_regime_config": regime.model_dump(mode="json"),
-            "m3kit_skipped": [str(s) for s in data.skipped],
+            BENCHMARK_KEY: name,
+            REGIME_KEY: regime.name,
+            MEMORY_NAME_KEY: regime.memory,
+            REGIME_CONFIG_KEY: regime.model_dump(mode="json"),
+            SKIPPED_KEY: [str(s) for s in skipped],
             FJ_RULE_KEY: fj_rule,
+            **task_card_metadata(card),
         },
     )
 
@@ -411,9 +478,10 @@ def _task_from_data(label: str, data: str | None, hint: str,
         raise M3kitError(f"{label} needs its data: -T data={hint}", field="data")
     _types(types, known)  # a bad filter is reported before the data is read
     spec = parse_regime(**regime)
-    loaded = load(data)
-    warn_skipped(logger, label, loaded.skipped)
-    return m3exam_task(loaded, spec, types=types, known_types=known, **options)
+    built = m3exam_task(load(data), spec, types=types, known_types=known,
+                        question_files=data_files(data), **options)
+    warn_skipped(logger, label, built.metadata[SKIPPED_KEY])
+    return built
 
 
 @task

@@ -1,6 +1,6 @@
 """Video-MME-v2: grouped questions scored non-linearly (seed 001)."""
 
-from m3kit.benchmarks.declaration import Benchmark, Ref
+from m3kit.benchmarks.declaration import Benchmark, Ref, ScoreCommand
 
 __all__ = ["BENCHMARK"]
 
@@ -21,6 +21,14 @@ BENCHMARK = Benchmark(
     summary_rows=Ref(f"{_HERE}.score:summary_rows"),
     report_sections=Ref(f"{_HERE}.report:sections"),
     system_label=Ref(f"{_HERE}.report:run_settings"),
-    score_verb="videomme-v2",
-    score_command=Ref("m3kit.cli.score_videomme:score_videomme_v2"),
+    score_command=ScoreCommand(
+        verb="videomme-v2",
+        help="Score external Video-MME-v2 predictions exactly as the official evaluation does.",
+        data_help="The Video-MME-v2 folder, or its test.parquet / .jsonl / .tsv table.",
+        predictions_help="JSONL or TSV with question_id and prediction (raw model text); an "
+                         "lmms-eval samples JSONL works too.",
+        json_help="Print the leaderboard numbers as JSON.",
+        predictions_flags=("--predictions", "-p"),
+    ),
+    score_text=Ref(f"{_HERE}.score:score_text"),
 )

@@ -52,6 +52,7 @@ from m3kit.schema import (
 from m3kit.schema.io import UndecodableLine
 
 __all__ = [
+    "data_files",
     "BENCHMARK",
     "TABLE_NAMES",
     "GroupInfo",
@@ -184,6 +185,12 @@ def find_table(data: str | Path) -> Path:
                 return path / name
         raise VideoMMEv2Error(f"no {' / '.join(TABLE_NAMES)} in this folder", path=path)
     raise VideoMMEv2Error("no such file or folder", path=path)
+
+
+def data_files(data: str | Path) -> list[Path]:
+    """The file the questions are read from (the table ``find_table`` finds): the data set's
+    fingerprint (``m3kit.schema.card.files_fingerprint``) is taken over it."""
+    return [find_table(data)]
 
 
 def read_table(path: str | Path) -> list[dict[str, Any] | VideoMMEv2Error]:

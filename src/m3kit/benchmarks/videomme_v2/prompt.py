@@ -20,6 +20,7 @@ __all__ = [
     "SubtitleMode",
     "options_text",
     "preamble",
+    "prompt_template",
     "question_text",
 ]
 
@@ -82,3 +83,14 @@ def question_text(question: Question, *, reasoning: bool = False) -> str:
     """``Question: ...``, the options, and the answer instruction."""
     instruction = THINK_PROMPT if reasoning else INSTRUCT_PROMPT
     return f"Question: {question.text}\n{options_text(question)}\n{instruction}"
+
+
+def prompt_template(mode: SubtitleMode, *, blind: bool = False, frames: bool = True,
+                    reasoning: bool = False) -> str:
+    """The prompt's wording for a run's settings, with placeholders (``{subtitles}``,
+    ``{question}``, ``{options}``): the text after the frames, then the question and its
+    instruction; its sha256 (on the reproducibility card) changes whenever the wording does."""
+    question = Question(id="template", benchmark="videomme_v2", text="{question}", answer="A",
+                        metadata={"options_text": "{options}"})
+    return "\n\n".join([preamble(mode, "{subtitles}", blind=blind, frames=frames),
+                         question_text(question, reasoning=reasoning)])

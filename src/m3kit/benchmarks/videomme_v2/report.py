@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from m3kit.benchmarks.videomme_v2.score import VideoMMEv2Score, scores_from_log
-from m3kit.schema.evallog import BLIND_KEY, MEMORY_NAME_KEY, LoggedRun
+from m3kit.schema.evallog import (
+    BLIND_KEY,
+    FRAMES_KEY,
+    MEMORY_NAME_KEY,
+    REASONING_KEY,
+    SUBTITLES_KEY,
+    LoggedRun,
+)
 from m3kit.schema.report import ReportSection, Table
 
 __all__ = ["BENCHMARK", "RADAR_FIGURE", "Run", "leaderboard_table", "radar", "run_settings",
@@ -78,10 +85,9 @@ def run_settings(run: LoggedRun) -> tuple[str, bool, str, str, bool]:
     meta: dict[str, Any] = run.metadata
     args: dict[str, Any] = run.task_args
     blind = bool(meta.get(BLIND_KEY, args.get("blind", False)))
-    subtitles = "none" if blind else str(meta.get("m3kit_subtitles",
-                                                  args.get("subtitles", "none")))
-    frames = str(meta.get("m3kit_frames", args.get("frames", 64)))
-    reasoning = bool(meta.get("m3kit_reasoning", args.get("reasoning", False)))
+    subtitles = "none" if blind else str(meta.get(SUBTITLES_KEY, args.get("subtitles", "none")))
+    frames = str(meta.get(FRAMES_KEY, args.get("frames", 64)))
+    reasoning = bool(meta.get(REASONING_KEY, args.get("reasoning", False)))
     # a run through a memory is another system: ``<model> + <memory>``
     memory = meta.get(MEMORY_NAME_KEY) or args.get("memory")
     model = f"{run.model} + {memory}" if memory and memory != "none" else run.model

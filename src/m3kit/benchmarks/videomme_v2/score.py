@@ -1,5 +1,8 @@
 """Video-MME-v2's numbers: group scores from ``m3kit.metrics.groups``, aggregated as the
-benchmark's released evaluation does, from raw predictions of any harness or from an eval log.
+benchmark's released evaluation does, from raw predictions of any harness or from an eval log:
+``score_predictions`` reads a predictions file, ``score_outputs`` takes replies already in
+memory, ``scores_from_log`` an eval run's samples; ``score_text`` is the tables
+``m3kit score videomme-v2`` prints.
 
 Every figure is on the 0-100 scale. ``total`` (the leaderboard's Non-Lin Score) is the mean over
 groups; ``level_k``, ``relevance_score`` (capability consistency), ``relevance_linear_score``,
@@ -16,17 +19,20 @@ metrics, ``scores_from_log`` (the report) and ``m3kit eval``'s table score the s
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.benchmarks.videomme_v2.load import (
     GroupInfo,
-    PredictionError,
     VideoMMEv2Set,
+    load_videomme_v2,
+    read_predictions,
 )
 from m3kit.metrics.extraction import extract_answer
 from m3kit.metrics.groups import (
@@ -37,24 +43,43 @@ from m3kit.metrics.groups import (
     mean_and_variance,
     relevance_linear_score,
 )
-from m3kit.schema import MEDIA_FAILURE, LoggedSample, Question
+from m3kit.schema import (
+    MEDIA_FAILURE,
+    LoggedSample,
+    PredictionsCard,
+    Question,
+    SkippedRecord,
+    match_predictions,
+)
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.report import cost_cell, number_cell
+from m3kit.schema.report import Table, cost_cell, number_cell
+
+if TYPE_CHECKING:
+    from m3kit.benchmarks.videomme_v2.scorer import VideoMMEv2Item
 
 __all__ = [
+    "scoring_rules",
     "LEADERBOARD_KEYS",
     "GroupOutcome",
     "QuestionOutcome",
     "VideoMMEv2Score",
     "aggregate",
+    "cluster_of",
     "groups_from_questions",
+    "headline",
+    "item_correct",
+    "items_from_log",
+    "items_from_predictions",
     "score_groups",
+    "score_outputs",
     "score_predictions",
+    "score_text",
     "scores_from_log",
     "summary_rows",
 ]
 
-# The keys of ``m3kit score videomme-v2 --json``, in order.
+# The leaderboard's numbers: the keys of ``m3kit score videomme-v2 --json``, in order, before
+# what was skipped (``PredictionsCard``).
 LEADERBOARD_KEYS = (
     "total", "level_1", "level_2", "level_3", "relevance_score", "relevance_linear_score",
     "logic_score", "avg_acc", "non_lin_over_avg_acc", "n_failed_extraction", "second_head",
@@ -96,9 +121,9 @@ class GroupOutcome(BaseModel):
     linear_score: float | None = None  # relevance groups only
 
 
-class VideoMMEv2Score(BaseModel):
-    """All of Video-MME-v2's numbers for one run (``leaderboard()``: the JSON of
-    ``m3kit score``)."""
+class VideoMMEv2Score(PredictionsCard):
+    """All of Video-MME-v2's numbers for one run (``leaderboard()``: the numbers of
+    ``m3kit score videomme-v2 --json``, ``score_json()``: that JSON, with what was skipped)."""
 
     total: float | None
     level_1: float | None
@@ -129,6 +154,13 @@ class VideoMMEv2Score(BaseModel):
         """Exactly the leaderboard keys."""
         data = self.model_dump()
         return {key: data[key] for key in LEADERBOARD_KEYS}
+
+    def score_json(self) -> dict[str, Any]:
+        """The leaderboard keys, then what was skipped (a predictions file's card)."""
+        data = self.model_dump(mode="json")
+        return {**self.leaderboard(), **{key: data[key] for key in
+                                         ("n_skipped_records", "n_unmatched_predictions",
+                                          "skipped") if key in data}}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -225,22 +257,59 @@ def outcome_of(question: Question, reply: str | None) -> QuestionOutcome:
     return QuestionOutcome(id=question.id, status=status, letter=letter)
 
 
-def score_predictions(data: VideoMMEv2Set, predictions: Mapping[str, str]) -> VideoMMEv2Score:
+def score_outputs(data: VideoMMEv2Set, predictions: Mapping[str, str]) -> VideoMMEv2Score:
     """Score raw replies (``question_id -> text``, from any harness) against ``data``.
 
-    A prediction for a question the table does not have raises ``PredictionError``; one for a
-    question of a skipped group is ignored (the group was reported when loading). A question
-    without a prediction is a failed extraction (``n_missing`` counts them too).
+    A prediction for a question the table does not have is counted and named
+    (``n_unmatched_predictions``, ``unmatched_ids``), never scored; one for a question of a
+    skipped group is ignored (the group is in ``skipped``, from loading). A question without a
+    prediction is a failed extraction (``n_missing`` counts them too).
     """
     known = {q.id for q in data.questions}
-    unknown = sorted(set(predictions) - known - set(data.skipped_question_ids))
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
-        raise PredictionError(f"{len(unknown)} prediction(s) for question ids the table does "
-                              f"not have: {shown}", path=data.table, field="question_id")
+    unmatched = sorted(set(predictions) - known - set(data.skipped_question_ids))
     outcomes = {q.id: outcome_of(q, predictions.get(q.id)) for q in data.questions}
     result = aggregate(score_groups(data.groups, outcomes), outcomes.values())
-    return result.model_copy(update={"n_missing": len(known - set(predictions))})
+    result = result.model_copy(update={"n_missing": len(known - set(predictions))})
+    return result.with_skips([SkippedRecord.from_error(e) for e in data.skipped], unmatched)
+
+
+def score_predictions(data: Path, predictions: Path) -> VideoMMEv2Score:
+    """Score a predictions file (``load.read_predictions``: JSONL, JSON, TSV or ``.xlsx`` with
+    ``question_id`` and ``prediction``; lmms-eval's samples file) against the Video-MME-v2
+    folder or table ``data``, as ``score_outputs`` does. The card's ``skipped`` lists the
+    table's skips, then the predictions file's. Raises ``NothingToScoreError`` when no question
+    loads or no prediction matches one."""
+    loaded = load_videomme_v2(data)
+    replies, bad = read_predictions(predictions)
+    skipped = [*(SkippedRecord.from_error(e) for e in loaded.skipped), *bad]
+    match_predictions({q.id for q in loaded.questions}, replies, data=data,
+                      predictions=predictions, skipped=skipped,
+                      ignored=loaded.skipped_question_ids)
+    card = score_outputs(loaded, replies)
+    notes = ([f"{card.n_missing} question(s) have no prediction: scored as failed extractions"]
+             if card.n_missing else [])
+    return card.with_skips(skipped, card.unmatched_ids, notes)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def score_text(card: VideoMMEv2Score, predictions: Path) -> list[Table]:
+    """The leaderboard's numbers of ``card`` and its head tables, rounded to 2 decimals for
+    display."""
+    main = Table(title=f"Video-MME-v2 · {card.n_groups} groups · {predictions.name}",
+                 columns=["metric", "score"], rows=[])
+    for key in ("total", "level_1", "level_2", "level_3", "relevance_score",
+                "relevance_linear_score", "logic_score", "avg_acc", "non_lin_over_avg_acc"):
+        main.rows.append([key, _number(getattr(card, key))])
+    main.rows.append(["n_failed_extraction", str(card.n_failed_extraction)])
+    tables = [main]
+    for title, heads in (("second head", card.second_head), ("third head", card.third_head)):
+        if heads:
+            tables.append(Table(title=title, columns=["name", "score"],
+                                rows=[[name, _number(value)] for name, value in heads.items()]))
+    return tables
 
 
 def groups_from_questions(questions: Iterable[Question]) -> tuple[list[GroupInfo], list[str]]:
@@ -311,3 +380,128 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
              str(score.n_failed), str(score.n_excluded_groups),
              str(len(score.incomplete_groups)), cost_cell(tokens), cost_cell(images)]]
     return columns, rows
+
+
+def scoring_rules() -> dict[str, str]:
+    """The scoring rules in force, for the reproducibility card (the released script's; no
+    variants)."""
+    return {
+        "answer": "letter extraction as the released script",
+        "failed extraction": "counted wrong",
+        "relevance": "capability consistency 100*(k/4)^2 (linear 25*k reported beside)",
+        "logic": "first-error truncation",
+        "unreadable media": "whole group excluded",
+    }
+
+
+# -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
+
+def _items(questions: Sequence[Question], groups: Iterable[GroupInfo],
+           outcomes: Mapping[str, QuestionOutcome]) -> list[VideoMMEv2Item]:
+    from m3kit.benchmarks.videomme_v2.scorer import VideoMMEv2Item, group_fields
+
+    by_id = {q.id: q for q in questions}
+    return [
+        VideoMMEv2Item(id=qid, status=outcomes[qid].status, letter=outcomes[qid].letter,
+                       videomme_v2=group_fields(by_id[qid]))
+        for group in groups for qid in group.question_ids
+    ]
+
+
+def items_from_predictions(data: Path, predictions: Path) -> list[VideoMMEv2Item]:
+    """The per-item records of a predictions file, as ``score_predictions`` scores it: the four
+    questions of every loaded group, a question without a prediction a failed extraction."""
+    loaded = load_videomme_v2(data)
+    replies, bad = read_predictions(predictions)
+    match_predictions({q.id for q in loaded.questions}, replies, data=data,
+                      predictions=predictions,
+                      skipped=[*(SkippedRecord.from_error(e) for e in loaded.skipped), *bad],
+                      ignored=loaded.skipped_question_ids)
+    outcomes = {q.id: outcome_of(q, replies.get(q.id)) for q in loaded.questions}
+    return _items(loaded.questions, loaded.groups, outcomes)
+
+
+def items_from_log(samples: Sequence[LoggedSample]) -> list[VideoMMEv2Item]:
+    """The per-item records of a run, as ``scores_from_log`` counts them: the questions of its
+    complete groups, groups with an unreadable video or subtitles left out, errored samples
+    failed."""
+    questions: list[Question] = []
+    outcomes: dict[str, QuestionOutcome] = {}
+    for sample in samples:
+        question = sample.question
+        if question is None:
+            continue
+        questions.append(question)
+        item = sample.item
+        if sample.error is None and item is not None:
+            status, reason = item.status, sample.explanation
+        else:
+            status, reason = "failed", "error"
+        outcomes[question.id] = QuestionOutcome(
+            id=question.id, status=str(status), letter=getattr(item, "letter", None),
+            reason=reason or "",
+        )
+    groups, _ = groups_from_questions(questions)
+    kept = [g for g in groups if not any(outcomes[q].excluded for q in g.question_ids)]
+    return _items(questions, kept, outcomes)
+
+
+def cluster_of(item: VideoMMEv2Item) -> str:
+    """The unit Video-MME-v2's intervals resample: the group of 4 questions on one video."""
+    return item.videomme_v2.group or item.id or ""
+
+
+def item_correct(item: VideoMMEv2Item) -> bool:
+    """Whether the item was answered correctly (a failed extraction is wrong)."""
+    return item.status == "correct"
+
+
+def _level(value: int | str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def headline(items: Sequence[VideoMMEv2Item]) -> dict[str, float | None]:
+    """The leaderboard's headline numbers of per-item records, 0-100, equal to the score
+    card's: ``non_lin`` (the card's ``total``), ``level_1``..``level_3`` and ``avg_acc``.
+
+    Items are gathered by group and position; a group whose four positions appear k times
+    each (a bootstrap resample that drew it k times) counts k times; a group missing a
+    position is left out, as an incomplete group is."""
+    by_group: dict[str, dict[int, list[VideoMMEv2Item]]] = defaultdict(dict)
+    for item in items:
+        fields = item.videomme_v2
+        if fields.group is None or fields.position is None:
+            continue
+        by_group[fields.group].setdefault(fields.position, []).append(item)
+    scores: list[float] = []
+    by_level: dict[int, list[float]] = defaultdict(list)
+    n_correct = 0
+    for positions in by_group.values():
+        if sorted(positions) != list(range(1, GROUP_SIZE + 1)):
+            continue
+        copies = len(positions[1])
+        if any(len(members) != copies for members in positions.values()):
+            continue
+        last = positions[GROUP_SIZE][0].videomme_v2
+        gtype = GroupType(last.type)
+        structure = GroupStructure(last.structure) if gtype is GroupType.LOGIC else None
+        level = _level(last.level)
+        for copy in range(copies):
+            correct = tuple(positions[p][copy].status == "correct"
+                            for p in range(1, GROUP_SIZE + 1))
+            score = group_score(correct, gtype, structure)
+            scores.append(score)
+            if level is not None:
+                by_level[level].append(score)
+            n_correct += sum(correct)
+    n_questions = len(scores) * GROUP_SIZE
+    return {
+        "non_lin": _mean(scores),
+        "level_1": _mean(by_level[1]),
+        "level_2": _mean(by_level[2]),
+        "level_3": _mean(by_level[3]),
+        "avg_acc": 100.0 * n_correct / n_questions if n_questions else None,
+    }

@@ -30,10 +30,17 @@ from inspect_ai.solver import solver
 from m3kit.benchmarks.videomme_v2.load import (
     BENCHMARK,
     VideoMMEv2Set,
+    data_files,
     load_videomme_v2,
     subtitle_path,
 )
-from m3kit.benchmarks.videomme_v2.prompt import SubtitleMode, preamble, question_text
+from m3kit.benchmarks.videomme_v2.prompt import (
+    SubtitleMode,
+    preamble,
+    prompt_template,
+    question_text,
+)
+from m3kit.benchmarks.videomme_v2.score import scoring_rules
 from m3kit.benchmarks.videomme_v2.scorer import GROUP_META, group_fields, videomme_v2_answer
 from m3kit.benchmarks.videomme_v2.subtitles import (
     SubtitleSegment,
@@ -44,6 +51,7 @@ from m3kit.benchmarks.videomme_v2.subtitles import (
     segment_line,
 )
 from m3kit.errors import M3kitError
+from m3kit.harness.card import frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.frames import FramePolicy, SelectedFrame, image_content, policy_fingerprint
 from m3kit.harness.sample_state import resolve_memory, timed
@@ -55,11 +63,17 @@ from m3kit.harness.solvers import (
     source_frame_events,
 )
 from m3kit.schema import Question
+from m3kit.schema.card import ReproCard, files_fingerprint
 from m3kit.schema.evallog import (
+    BLIND_KEY,
+    FRAMES_KEY,
     MEDIA_ROOT_KEY,
     MEMORY_KEY,
     MEMORY_NAME_KEY,
     QUESTION_KEY,
+    REASONING_KEY,
+    SKIPPED_KEY,
+    SUBTITLES_KEY,
     SampleRecord,
 )
 
@@ -314,6 +328,17 @@ def videomme_v2(
             subtitles=mode, frames=int(frames), fps=fps, reasoning=bool(reasoning),
             blind=bool(blind), max_side=max_side, frame_store=frame_store, cache=cache,
         )
+    card = ReproCard.with_prompt(
+        prompt_template("none" if blind else mode, blind=bool(blind), frames=not no_frames,
+                        reasoning=bool(reasoning)),
+        benchmark="videomme_v2", task="videomme_v2",
+        frames=frame_policy_card(int(frames), fps, max_side, blind=no_frames),
+        subtitles="none" if blind else mode, blind=bool(blind),
+        memory=memory if uses_memory else None,
+        memory_config=dict(memory_config) if uses_memory and memory_config else None,
+        data_fingerprint=files_fingerprint(data_files(data)),
+        scoring=scoring_rules(), settings={"reasoning": bool(reasoning)},
+    )
     return Task(
         dataset=videomme_v2_dataset(loaded, subtitles="none" if blind else mode,
                                     reasoning=bool(reasoning)),
@@ -322,11 +347,11 @@ def videomme_v2(
         config=task_generate_config(),
         metadata={
             MEMORY_NAME_KEY: memory if uses_memory else None,
-            "m3kit_blind": bool(blind),
-            "m3kit_subtitles": "none" if blind else mode,
-            "m3kit_frames": 0 if no_frames else (f"{fps} fps" if fps is not None
-                                                 else int(frames)),
-            "m3kit_reasoning": bool(reasoning),
-            "m3kit_skipped": [str(e) for e in loaded.skipped],
+            BLIND_KEY: bool(blind),
+            SUBTITLES_KEY: "none" if blind else mode,
+            FRAMES_KEY: 0 if no_frames else (f"{fps} fps" if fps is not None else int(frames)),
+            REASONING_KEY: bool(reasoning),
+            SKIPPED_KEY: [str(e) for e in loaded.skipped],
+            **task_card_metadata(card),
         },
     )

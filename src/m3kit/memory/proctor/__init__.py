@@ -3,7 +3,6 @@ demand. ``ProctorMemory`` is the memory; the other names are its parts, public f
 for the hierarchical memory, which shares the chunking.
 """
 
-from m3kit.schema.evallog import round_of
 from m3kit.memory.proctor.bias import (
     Bias,
     artifact_cue,
@@ -40,6 +39,7 @@ from m3kit.memory.proctor.surrogates import (
     session_summary,
     visual_text,
 )
+from m3kit.schema.evallog import round_of
 
 __all__ = [
     "BIAS_MODALITIES",

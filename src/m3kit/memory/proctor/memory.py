@@ -109,7 +109,6 @@ class ProctorMemory(IndexedMemory):
         self.page_dpi = page_dpi
         self._bias_cache: dict[tuple[str, str], tuple[Bias, Usage]] = {}
         self._known_bias: dict[str, Bias] = {}
-        self._problems: dict[str, list[str]] = {}
 
     def config(self) -> dict[str, Any]:
         return {
@@ -127,10 +126,6 @@ class ProctorMemory(IndexedMemory):
             "ocr": self.ocr_config(),
             "captioner": getattr(self.captioner, "name", None) if self.captioner else None,
         }
-
-    def problems(self, key: str) -> list[str]:
-        """What the build of ``key`` could not use (a missing file: its round kept its text)."""
-        return list(self._problems.get(key, []))
 
     async def retrieve(
         self, key: str, query: str, *, k: int | None = None, time: float | None = None,
@@ -190,14 +185,11 @@ class ProctorMemory(IndexedMemory):
 
     # -- Memory ----------------------------------------------------------------------------------
 
-    def _forget(self, key: str) -> None:
-        super()._forget(key)
-        self._problems.pop(key, None)
-
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
-        chunks, self._problems[key] = surrogates.build_chunks(key, events, reader=reader,
-                                                              captioner=self.captioner)
+        chunks, skipped = surrogates.build_chunks(key, events, reader=reader,
+                                                  captioner=self.captioner)
+        self._skip(key, skipped)
         return chunks, [c.id for c in chunks], [c.text for c in chunks]
 
     async def _answer(

@@ -31,6 +31,7 @@ from m3kit.media.pdf import pdf_page_text
 from m3kit.memory.base import MemoryEvent, MemoryItem
 from m3kit.memory.events import load_rgb, merge_events
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, VideoRef
+from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextReader
@@ -90,12 +91,12 @@ def build_chunks(
     reader: TextReader | None = None,
     captioner: Captioner | None = None,
     summaries: bool = True,
-) -> tuple[list[MemoryItem], list[str]]:
+) -> tuple[list[MemoryItem], list[SkippedRecord]]:
     """The chunks of ``key`` in time order (each session's summary right after its last
-    round), and the problems met, one line per attachment skipped: a file missing, damaged or
-    over the pixel bound (``m3kit.media.image``) keeps no raw reference, so Stage 2 never sends
-    it; its round keeps its text and the file's released description. Each skip is also logged
-    as a warning naming the file and the event.
+    round), and the attachments skipped, each naming its file, its event and why: a file
+    missing, damaged or over the pixel bound (``m3kit.media.image``) keeps no raw reference, so
+    Stage 2 never sends it; its round keeps its text and the file's released description. Each
+    skip is also logged as a warning.
 
     ``reader`` (OCR) transcribes images that have no caption or whose caption names a chart;
     ``captioner`` captions images that have no description. Runs models: call it from a worker
@@ -114,17 +115,17 @@ def build_chunks(
             attached[round_id].append(event)
         else:
             loose.append(event)
-    problems: list[str] = []
+    skipped: list[SkippedRecord] = []
     chunks: list[MemoryItem] = []
     for event in ordered:
         if event.kind == "round":
             chunks.append(_round_chunk(key, event, attached[event.id], reader, captioner,
-                                       problems))
+                                       skipped))
         elif event in loose:
-            chunks.append(_round_chunk(key, event, [], reader, captioner, problems))
+            chunks.append(_round_chunk(key, event, [], reader, captioner, skipped))
     if summaries:
         chunks = _with_summaries(key, chunks)
-    return chunks, problems
+    return chunks, skipped
 
 
 def chunk_tags(item: MemoryItem) -> frozenset[str]:
@@ -156,7 +157,7 @@ def _round_chunk(
     files: list[MemoryEvent],
     reader: TextReader | None,
     captioner: Captioner | None,
-    problems: list[str],
+    skipped: list[SkippedRecord],
 ) -> MemoryItem:
     tags: set[str] = set()
     raw: list[tuple[str, MediaRef, str]] = []
@@ -173,7 +174,8 @@ def _round_chunk(
             surrogate, modalities = _surrogate(file, reader, captioner)
         except M3kitError as exc:
             # The round keeps its text and the file's released description; nothing raw.
-            problems.append(f"{file.id}: {exc}")
+            skipped.append(SkippedRecord(file=exc.path or "", record=exc.record or file.id,
+                                          field=exc.field, reason=exc.reason))
             logger.warning("memory %s: attachment skipped: %s", key, exc)
             surrogate = file.text.strip()
             modalities = ["document"] if isinstance(file.media, PdfPageRef) else ["image"]

@@ -35,6 +35,7 @@ __all__ = [
     "caption_video",
     "caption_video_async",
     "parse_caption",
+    "retry_note",
     "segment_video",
 ]
 
@@ -87,8 +88,13 @@ strongly implied by the shown frames. Keep each field concise but specific. Pres
 and discriminative evidence instead of collapsing everything into broad summary. Output exactly \
 one JSON object and nothing else."""
 
-_RETRY_NOTE = ("\n\nYour previous reply was rejected: {reason}. Reply again with exactly one JSON "
-               "object with the 6 keys and string values, nothing else.")
+
+
+def retry_note(reason: str, wants: str) -> str:
+    """What a prompt gains after a rejected reply: why, and that exactly one JSON object
+    ``wants`` (what that object must hold) is asked for again."""
+    return (f"\n\nYour previous reply was rejected: {reason}. Reply again with exactly one JSON "
+            f"object {wants}, nothing else.")
 
 
 class CaptionFormatError(SchemaError):
@@ -244,7 +250,7 @@ async def caption_video_async(
                 caption = parse_caption(reply, path=path, record=f"batch {seg.index}")
             except CaptionFormatError as exc:
                 reason = exc.reason
-                prompt = CAPTION_PROMPT + _RETRY_NOTE.format(reason=reason)
+                prompt = CAPTION_PROMPT + retry_note(reason, "with the 6 keys and string values")
                 continue
             return CaptionedBatch(batch=seg, caption=caption, attempts=attempt)
         return CaptionFailure(batch=seg, attempts=max_attempts, reason=reason,

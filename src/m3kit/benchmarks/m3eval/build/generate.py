@@ -45,6 +45,7 @@ from m3kit.benchmarks.m3eval.build.captions import (
     CAPTION_PROMPT,
     VideoCaptions,
     caption_video_async,
+    retry_note,
 )
 from m3kit.benchmarks.m3eval.build.checker import (
     STORYLINE_MODES,
@@ -84,8 +85,6 @@ QA_FILE = "m3kit_generated_qa.json"
 # Finished units (captions of a video, the reply for a question job, labels of an N-back
 # instance), so a rerun after a stop calls the model only for unfinished work.
 CACHE_DIR = Path("build") / "generation"
-_RETRY_NOTE = ("\n\nYour previous reply was rejected: {reason}. Reply again with exactly one "
-               "JSON object in the requested format, nothing else.")
 
 STAGES = ("captions", "questions", "nback")
 
@@ -433,7 +432,7 @@ class _Run:
                 parse_draft(reply, job.mode, record=job.id)
             except DraftFormatError as exc:
                 outcome.reason = exc.reason
-                prompt = base_prompt + _RETRY_NOTE.format(reason=exc.reason)
+                prompt = base_prompt + retry_note(exc.reason, "in the requested format")
                 continue
             outcome = _JobReply(reply=reply)
             break

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.benchmarks.m3exam.build.errors import SynthesisError
-from m3kit.benchmarks.m3exam.build.records import TimelineEvent
+from m3kit.benchmarks.m3exam.build.records import TimelineEvent, content_words
 from m3kit.errors import M3kitError
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
 MAX_DOCUMENT_CHARS = 3000
 """Text-layer characters of one document a prompt carries: pages are long, prompts are not."""
 
-_WORD = re.compile(r"[a-z0-9]+")
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -140,10 +139,6 @@ def load_document_pool(folder: Path, *, max_pages: int) -> tuple[list[PoolDocume
     return pool, skipped
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
-
-
 def _describe(doc: PoolDocument) -> str:
     if doc.description:
         return doc.description
@@ -174,13 +169,15 @@ def assign_documents(
     order = list(range(len(pool)))
     rng.shuffle(order)  # the tie-break order, fixed by the seed
     rank = {d: r for r, d in enumerate(order)}
-    doc_words = [_words(f"{d.description or ''} {d.path.stem.replace('_', ' ')} {d.text}")
-                 for d in pool]
+    doc_words = [
+        content_words(f"{d.description or ''} {d.path.stem.replace('_', ' ')} {d.text}")
+        for d in pool
+    ]
     pairs = []
     for d in range(len(pool)):
         for e, event in enumerate(events):
-            overlap = len(doc_words[d] & _words(f"{event.keyword} {event.description} "
-                                                f"{event.query}"))
+            overlap = len(doc_words[d] & content_words(
+                f"{event.keyword} {event.description} {event.query}"))
             if overlap:
                 pairs.append((-overlap, rank[d], e, d))
     placed: dict[int, int] = {}  # document → event position

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,13 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.benchmarks.m3exam.build import prompts
 from m3kit.benchmarks.m3exam.build.errors import SynthesisError
-from m3kit.benchmarks.m3exam.build.records import TimelineEvent
+from m3kit.benchmarks.m3exam.build.records import TimelineEvent, content_words
 from m3kit.models.backend import BackendRequest, TextBackend, call_json
 
 __all__ = ["NumberedImage", "PoolImage", "assign_images", "load_pool"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -72,10 +70,6 @@ def load_pool(folder: Path) -> list[PoolImage]:
     ]
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
-
-
 def assign_images(
     events: list[TimelineEvent],
     pool: list[PoolImage],
@@ -103,11 +97,11 @@ def assign_images(
         if event.index in skip:
             assigned[event.index] = []
             continue
-        want = _words(f"{event.keyword} {event.description}")
+        want = content_words(f"{event.keyword} {event.description}")
 
         def score(i: int, want: set[str] = want) -> tuple[int, int]:
             text = pool[i].description or pool[i].path.stem.replace("_", " ")
-            return (-len(want & _words(text)), rank[i])
+            return (-len(want & content_words(text)), rank[i])
 
         chosen = sorted(unused, key=score)[:per_event]
         unused -= set(chosen)

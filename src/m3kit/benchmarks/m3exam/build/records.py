@@ -27,7 +27,17 @@ __all__ = [
     "RoundRecord",
     "SessionRecord",
     "TimelineEvent",
+    "content_words",
 ]
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def content_words(text: str) -> set[str]:
+    """The lowercase words of ``text`` longer than two characters: what an event is matched
+    to an image or a document by."""
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+
 
 ROUND_ID = re.compile(r"^D(\d+):(\d+)$")
 

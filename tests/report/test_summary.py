@@ -14,6 +14,8 @@ from m3kit.harness.skips import skipped_of
 from m3kit.report.summary import NA, summary_table
 from m3kit.schema import Choice, Question, VideoRef, write_jsonl
 
+pytestmark = pytest.mark.usefixtures("isolated_dirs")  # runs the harness: caches per test
+
 
 def _suite(root: Path, probe_video: Path, make_q) -> Path:
     root.mkdir()

@@ -1,0 +1,145 @@
+"""The run's reproducibility card (``m3kit.schema.card.ReproCard``): the task's part completed
+with the versions, the model, its arguments, base URL and generation config.
+
+Credentials never enter a card: an argument whose name looks like one
+(``m3kit.models.redact.is_secret_name``: ``api_key``, ``token``...) is recorded as ``***``, a
+value holding a secret of the environment is redacted, and the base URL loses its user info and
+the values of query parameters named like credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from m3kit.models.redact import REDACTED, is_secret_name, redact
+from m3kit.schema.card import CARD_KEY, TASK_CARD_KEY, FramePolicyCard, ReproCard, file_sha256
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from inspect_ai import Task
+    from inspect_ai.model import Model
+
+__all__ = [
+    "card_metadata",
+    "frame_policy_card",
+    "package_version",
+    "predictions_card",
+    "public_base_url",
+    "public_model_args",
+    "run_card",
+    "task_card",
+    "task_card_metadata",
+]
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (``None`` when it is not installed)."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _public(name: str, value: Any) -> Any:
+    if is_secret_name(name):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {str(k): _public(str(k), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_public(name, v) for v in value]
+    if isinstance(value, str):
+        return redact(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return redact(str(value))
+
+
+def public_model_args(model_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``model_args`` without credentials: values of credential-named arguments (at any depth)
+    as ``***``, secrets of the environment redacted from the others."""
+    return {str(k): _public(str(k), v) for k, v in (model_args or {}).items()}
+
+
+def public_base_url(url: str | None) -> str | None:
+    """``url`` without user info, its credential-named query values as ``***`` and any known
+    secret redacted."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    query = urlencode([(k, REDACTED if is_secret_name(k) else v)
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)],
+                      safe="*")
+    return redact(urlunsplit((parts.scheme, host, parts.path, query, parts.fragment)))
+
+
+def frame_policy_card(frames: int | None, fps: float | None, max_side: int | None, *,
+                      blind: bool = False, default: str | None = None) -> FramePolicyCard:
+    """A task's frame options as the card's policy: ``none`` (blind, or ``frames=0``),
+    ``fps`` (``frames`` then caps the count) or ``uniform`` (``frames`` per video; ``None``:
+    the benchmark's ``default``, described)."""
+    if blind or frames == 0:
+        return FramePolicyCard(policy="none", count=0, max_side=max_side)
+    if fps is not None:
+        return FramePolicyCard(policy="fps", count=frames, fps=fps, max_side=max_side)
+    return FramePolicyCard(policy="uniform", count=frames, max_side=max_side,
+                           default=default if frames is None else None)
+
+
+def task_card_metadata(card: ReproCard) -> dict[str, Any]:
+    """The task's part of the card as task metadata (``TASK_CARD_KEY``)."""
+    return {TASK_CARD_KEY: card.model_dump(mode="json", exclude_defaults=True)}
+
+
+def task_card(task: Task | None) -> ReproCard:
+    """The part of the card a task recorded in its metadata (an empty card for a task that
+    recorded none)."""
+    raw = ((task.metadata or {}) if task is not None else {}).get(TASK_CARD_KEY)
+    return ReproCard.model_validate(raw) if raw is not None else ReproCard()
+
+
+def run_card(
+    task: Task | None,
+    model: Model,
+    *,
+    model_args: Mapping[str, Any] | None = None,
+    generate_config: Mapping[str, Any] | None = None,
+) -> ReproCard:
+    """The whole card of a run of ``task`` (``None``: a task inspect builds itself) on
+    ``model``: the task's part, the m3kit and inspect-ai versions, the model's name, arguments
+    (``model_args`` as given, else the model's own) and base URL, and the generation config
+    (the model's, then the task's, then ``generate_config`` from the run)."""
+    config: dict[str, Any] = model.config.model_dump(mode="json", exclude_none=True)
+    if task is not None and task.config is not None:
+        config |= task.config.model_dump(mode="json", exclude_none=True)
+    config |= {k: v for k, v in (generate_config or {}).items() if v is not None}
+    args = model_args if model_args is not None else getattr(model, "model_args", {})
+    return task_card(task).model_copy(update={
+        "m3kit_version": package_version("m3kit"),
+        "inspect_ai_version": package_version("inspect_ai"),
+        "model": str(model),
+        "model_args": public_model_args(args),
+        "model_base_url": public_base_url(getattr(model.api, "base_url", None)),
+        "generate_config": public_model_args(config),
+    })
+
+
+def card_metadata(card: ReproCard) -> dict[str, Any]:
+    """The card as the run's eval metadata (``CARD_KEY``)."""
+    return {CARD_KEY: card.model_dump(mode="json")}
+
+
+def predictions_card(card: ReproCard, predictions: Path) -> ReproCard:
+    """The card of a score of an external predictions file: ``card`` (the benchmark's data
+    fingerprint and scoring rules) with the versions and the file's sha256; the model is
+    unknown (``None``)."""
+    return card.model_copy(update={
+        "m3kit_version": package_version("m3kit"),
+        "inspect_ai_version": package_version("inspect_ai"),
+        "model": None,
+        "predictions_sha256": file_sha256(predictions),
+    })

@@ -1,0 +1,163 @@
+"""Cluster bootstrap intervals, the paired comparison and McNemar's exact test, on cases whose
+answer is known by hand."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from m3kit.metrics.bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    PairedDifference,
+    cluster_bootstrap,
+    group_units,
+    mcnemar_exact,
+    paired_cluster_bootstrap,
+)
+
+
+def mean_of(items: list[int]) -> dict[str, float | None]:
+    return {"mean": sum(items) / len(items) if items else None}
+
+
+def test_defaults() -> None:
+    assert (DEFAULT_RESAMPLES, DEFAULT_LEVEL, DEFAULT_SEED) == (2000, 0.95, 0)
+
+
+def test_all_equal_units_give_a_zero_width_interval() -> None:
+    units = [[1, 0], [1, 0], [1, 0], [1, 0]]
+    assert cluster_bootstrap(units, mean_of) == {"mean": Interval(value=0.5, lo=0.5, hi=0.5)}
+
+
+def test_seed_fixes_the_draws_documented_in_the_module() -> None:
+    # The module's contract: resample r draws default_rng(seed).integers(0, n, (R, n))[r].
+    assert np.random.default_rng(0).integers(0, 2, size=(4, 2)).tolist() == [
+        [1, 1], [1, 0], [0, 0], [0, 0]]
+
+
+def test_hand_checked_two_units() -> None:
+    # Unit 0 holds two wrong answers, unit 1 one right answer; value = 1/3.
+    # Seed 0, 4 resamples draw units [1,1] -> [1,1] mean 1; [1,0] -> [1,0,0] mean 1/3;
+    # [0,0] -> [0,0,0,0] mean 0; [0,0] -> mean 0. Sorted: 0, 0, 1/3, 1.
+    units = [[0, 0], [1]]
+    # level 0.5: quantile 0.25 at position 0.75 -> 0; quantile 0.75 at position 2.25 ->
+    # 1/3 + 0.25 * (1 - 1/3) = 0.5.
+    half = cluster_bootstrap(units, mean_of, resamples=4, level=0.5, seed=0)["mean"]
+    assert half.value == pytest.approx(1 / 3)
+    assert (half.lo, half.hi) == (pytest.approx(0.0), pytest.approx(0.5))
+    # level 0.95: quantile 0.025 at position 0.075 -> 0; quantile 0.975 at position 2.925 ->
+    # 1/3 + 0.925 * 2/3 = 0.95.
+    wide = cluster_bootstrap(units, mean_of, resamples=4, seed=0)["mean"]
+    assert (wide.lo, wide.hi) == (pytest.approx(0.0), pytest.approx(0.95))
+
+
+def test_whole_units_are_resampled_not_items() -> None:
+    # Each unit is all-right or all-wrong; item resampling would produce means such as 0.25,
+    # cluster resampling of 2 units only 0, 0.5 and 1.
+    units = [[1, 1], [0, 0]]
+    result = cluster_bootstrap(units, lambda xs: {"mean": sum(xs) / len(xs)}, resamples=200)
+    assert result["mean"] == Interval(value=0.5, lo=0.0, hi=1.0)
+
+
+def test_undefined_resamples_are_left_out_and_undefined_values_have_no_interval() -> None:
+    # "rate" is the share of 1s among items > 0; undefined when no such item was drawn.
+    def rates(items: list[int]) -> dict[str, float | None]:
+        positive = [x for x in items if x > 0]
+        return {"rate": (sum(x == 1 for x in positive) / len(positive)) if positive else None,
+                "never": float("nan")}
+
+    result = cluster_bootstrap([[0], [1]], rates, resamples=50)
+    # Resamples drawing only unit 0 are undefined; the others all give rate 1.
+    assert result["rate"] == Interval(value=1.0, lo=1.0, hi=1.0)
+    assert result["never"] == Interval(value=None, lo=None, hi=None)
+
+
+def test_no_units() -> None:
+    assert cluster_bootstrap([], mean_of) == {"mean": Interval(value=None, lo=None, hi=None)}
+    assert cluster_bootstrap([[]], mean_of) == {"mean": Interval(value=None, lo=None, hi=None)}
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="level"):
+        cluster_bootstrap([[1]], mean_of, level=1.0)
+    with pytest.raises(ValueError, match="resamples"):
+        cluster_bootstrap([[1]], mean_of, resamples=0)
+
+
+def test_group_units_keeps_first_appearance_order() -> None:
+    items = [("v2", 1), ("v1", 2), ("v2", 3)]
+    assert group_units(items, lambda x: x[0]) == [[("v2", 1), ("v2", 3)], [("v1", 2)]]
+
+
+def test_interval_text() -> None:
+    assert Interval(value=41.8, lo=38.25, hi=45.5).text() == "41.8 [38.2, 45.5]"
+    assert Interval(value=0.4561, lo=0.4, hi=0.5).text(".3f") == "0.456 [0.400, 0.500]"
+    assert Interval(value=None, lo=None, hi=None).text() == "-"
+    assert Interval(value=1.0, lo=None, hi=None).text() == "1.0"
+
+
+def test_paired_identical_systems_differ_by_zero_with_p_one() -> None:
+    units = [[(1, 1), (0, 0)], [(1, 1)], [(0, 0)]]
+    result = paired_cluster_bootstrap(units, mean_of)
+    assert result == {"mean": PairedDifference(a=0.5, b=0.5, diff=0.0, lo=0.0, hi=0.0,
+                                               p_value=1.0)}
+
+
+def test_paired_system_b_always_right() -> None:
+    units = [[(0, 1)], [(0, 1), (0, 1)], [(0, 1)]]
+    result = paired_cluster_bootstrap(units, mean_of)["mean"]
+    # Every resample's difference is 1: P(d <= 0) = 0, so p = 0.
+    assert result == PairedDifference(a=0.0, b=1.0, diff=1.0, lo=1.0, hi=1.0, p_value=0.0)
+
+
+def test_paired_hand_checked_two_units() -> None:
+    # Unit 0: a right, b wrong; unit 1: a wrong, b right. diff = 0.
+    # Seed 0, 4 resamples draw [1,1] -> d = 1; [1,0] -> 0; [0,0] -> -1; [0,0] -> -1.
+    # P(d <= 0) = 3/4, P(d >= 0) = 2/4 -> p = 2 * 1/2 = 1.
+    # Sorted d: -1, -1, 0, 1; level 0.5: position 0.75 -> -1, position 2.25 -> 0.25.
+    units = [[(1, 0)], [(0, 1)]]
+    result = paired_cluster_bootstrap(units, mean_of, resamples=4, level=0.5)["mean"]
+    assert result.diff == 0.0
+    assert (result.lo, result.hi) == (pytest.approx(-1.0), pytest.approx(0.25))
+    assert result.p_value == 1.0
+
+
+def test_paired_p_value_one_sided_mass() -> None:
+    # Three units: b gains on units 1 and 2 and loses on unit 0; diff = 1/3.
+    units = [[(1, 0)], [(0, 1)], [(0, 1)]]
+    result = paired_cluster_bootstrap(units, mean_of, resamples=5, level=0.5)["mean"]
+    # Seed 0, 5 resamples draw [2,1,1] -> 3 gains -> d = 1; [0,0,0] -> 3 losses -> d = -1;
+    # [0,0,0] -> -1; [2,1,2] -> d = 1; [1,1,2] -> d = 1. P(d <= 0) = 2/5, P(d >= 0) = 3/5 -> p = 0.8.
+    assert result.diff == pytest.approx(1 / 3)
+    assert result.p_value == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(("b", "c", "p"), [
+    (0, 5, 0.0625),  # 2 * 1/32
+    (1, 1, 1.0),  # 2 * 3/4, clipped
+    (2, 8, 0.109375),  # 2 * (1 + 10 + 45) / 1024
+    (8, 2, 0.109375),  # symmetric
+    (0, 0, 1.0),  # no discordant pair
+])
+def test_mcnemar_exact(b: int, c: int, p: float) -> None:
+    assert mcnemar_exact(b, c) == p
+
+
+def test_mcnemar_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError, match="discordant"):
+        mcnemar_exact(-1, 2)
+
+
+def test_two_thousand_resamples_of_a_few_hundred_items_are_fast() -> None:
+    rng = np.random.default_rng(1)
+    units = [[int(x) for x in rng.integers(0, 2, size=4)] for _ in range(200)]  # 800 items
+    start = time.perf_counter()
+    result = cluster_bootstrap(units, mean_of)
+    assert time.perf_counter() - start < 1.0
+    interval = result["mean"]
+    assert interval.lo < interval.value < interval.hi
