@@ -58,6 +58,12 @@ def test_m3eval_table(log):
     assert rows["condition=near"]["intr%"] == "100.0"  # q1: 1/1
     assert rows["condition=far"]["intr%"] == "0.0"  # q0, q2: 0/2 (q4 excluded)
     assert rows["condition=plain"]["intr%"] == NA  # q3 only: intrusion does not apply
+    # the intervals under the table: q0..q3 ask of one probe video, the one unit the bootstrap
+    # can draw, so every resample is the whole run and each interval has zero width
+    assert table.intervals == [
+        "95 % intervals, 2000 resamples of probe video (its questions share it), seed 0:",
+        "  acc% 25.0 [25.0, 25.0] · intr% 33.3 [33.3, 33.3]",
+    ]
     # the log's own metric is the same definition: 1 / 3, and so is it read back from disk
     from inspect_ai.log import read_eval_log
 
@@ -106,6 +112,11 @@ def test_m3exam_table_uses_its_own_scores(tmp_path, m3exam_persona):
     assert overall["n"] == "2"
     for column, key in (("EM", "em"), ("F1", "f1"), ("BLEU-1", "bleu1")):
         assert overall[column] == f"{100 * metrics[key].value:.1f}", column
+    # under the table: each headline number as value [lo, hi], the value the column's
+    heading, numbers = table.intervals[0], " ".join(table.intervals[1:])
+    assert heading.startswith("95 % intervals, 2000 resamples of session")
+    for column in ("EM", "F1", "BLEU-1"):
+        assert f"{column} {overall[column]} [" in numbers, column
 
 
 def test_intrusion_rate_is_nan_without_intrusion_options(tmp_path, probe_video, make_q,
@@ -172,3 +183,22 @@ def test_group_labels_never_break_mid_word_at_80_columns(log):
     assert firsts == ["all", "paradigm=", "divided_attention", "memory_interference",
                       "condition=", "repeat_interferer", "proactive"]
     assert lines[-1].split() == ["proactive", "40", "45.0", NA, "3", "0", "1", "1234", "8"]
+
+
+def test_report_sections_show_the_headline_intervals(log, tmp_path):
+    """``m3kit report``'s M3Eval sections end with every headline number of each logged system
+    as ``value [lo, hi]``: one probe video, so zero-width intervals (see test_m3eval_table)."""
+    from m3kit.benchmarks.m3eval.report import sections
+    from m3kit.report.logs import read_run
+
+    (section,) = [s for s in sections([read_run(log)], tmp_path)
+                  if s.title == "M3Eval · Confidence intervals"]
+    (table,) = section.tables
+    assert table.caption == ("95 % intervals, 2000 resamples of probe video (its questions "
+                             "share it), seed 0")
+    cells = {row[0]: row[1] for row in table.rows}
+    # the suite's conditions (far, near, plain) are none of the paper's directions: only the
+    # overall numbers are defined, and only they have rows
+    assert list(cells) == ["accuracy", "intrusion_rate"]
+    assert cells["accuracy"] == "25.00 [25.00, 25.00]"
+    assert cells["intrusion_rate"] == "33.33 [33.33, 33.33]"

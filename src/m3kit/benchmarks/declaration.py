@@ -10,6 +10,7 @@ use, so that reading the declarations imports neither inspect-ai nor any benchma
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -132,7 +133,12 @@ class Benchmark:
       records as ``scores_from_log`` counts them (ids set); ``items_from_predictions``:
       ``(data path, predictions path, **options)`` -> the same from external predictions, as
       ``score_predictions`` counts them; ``headline_format``: how a headline number is printed
-      (a format spec).
+      (a format spec); ``summary_intervals``: the headline numbers ``m3kit eval``'s summary
+      prints with their intervals, by name, labelled as its columns, times ``summary_scale``;
+    - ``data_files``: ``(data path, **options)`` -> the question files the data set is read
+      from, in load order (its reproducibility card's fingerprint); ``scoring_rules``:
+      ``(**options)`` -> the scoring rule variants in force, by name. Each takes the
+      ``score_predictions`` options it names (``predictions_card``).
     """
 
     name: str
@@ -158,6 +164,10 @@ class Benchmark:
     items_from_predictions: Ref[Callable[..., list[Any]]] | None = None
     ci_unit: str = "question"
     headline_format: str = ".2f"
+    summary_intervals: Mapping[str, str] = field(default_factory=dict)
+    summary_scale: float = 1.0
+    data_files: Ref[Callable[..., list[Any]]] | None = None
+    scoring_rules: Ref[Callable[..., dict[str, str]]] | None = None
 
     @property
     def score_verb(self) -> str:
@@ -181,6 +191,30 @@ class Benchmark:
             level=bootstrap.DEFAULT_LEVEL if level is None else level,
             seed=bootstrap.DEFAULT_SEED if seed is None else seed,
         )
+
+    def predictions_card(self, data: Any, predictions: Any,
+                         options: Mapping[str, Any]) -> Any:
+        """The reproducibility card (``m3kit.schema.card.ReproCard``) of a score of the
+        external predictions file ``predictions`` against ``data``: versions, the data set's
+        fingerprint, the scoring rules in force (``options``: ``score_predictions``'s, each
+        function taking those it names), the predictions file's sha256; the model unknown."""
+        from m3kit.harness.card import predictions_card
+        from m3kit.schema.card import ReproCard, files_fingerprint
+
+        def call(ref: Ref[Callable[..., Any]], *args: Any) -> Any:
+            function = ref.load()
+            names = inspect.signature(function).parameters
+            return function(*args, **{k: v for k, v in options.items() if k in names})
+
+        files = call(self.data_files, data) if self.data_files is not None else []
+        card = ReproCard(
+            benchmark=self.name,
+            data_fingerprint=files_fingerprint(files) if files else None,
+            scoring=call(self.scoring_rules) if self.scoring_rules is not None else {},
+            judge_model=(str(options["judge_model"]) if options.get("judge_model") is not None
+                         else None),
+        )
+        return predictions_card(card, predictions)
 
     def owns(self, task: str) -> bool:
         """Whether ``task`` (with or without the ``m3kit/`` prefix) is one of this benchmark's

@@ -44,6 +44,10 @@ def print_summary(summary: SummaryTable, console: Console) -> None:
     for row in display_rows(summary):
         table.add_row(*row)
     console.print(table)
+    for line in summary.intervals:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if summary.caption:
+        console.print(summary.caption, markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_skips(console: Console, heading: str, count: int, reasons: list[str],

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from m3kit import __version__
+from m3kit.cli import compare as compare_cli
 from m3kit.cli import compose, demo, eval, quickstart, score, video
 from m3kit.cli import judge as judge_cli
 from m3kit.cli import m3eval as m3eval_cli
@@ -31,6 +32,7 @@ app.command("demo")(demo.demo)
 app.command("eval")(eval.eval_command)
 app.command("quickstart")(quickstart.quickstart)
 app.command("report")(report_cli.report_command)
+app.command("compare")(compare_cli.compare_command)
 app.command("judge-agreement")(judge_cli.judge_agreement_command)
 
 

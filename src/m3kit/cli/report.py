@@ -22,9 +22,13 @@ def report_command(
                                                "JSON file shaped like an M3Eval score "
                                                "file.")] = None,
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "m3kit report",
+    baseline: Annotated[str | None, typer.Option("--baseline", help="An eval log or a folder "
+                                                 "of one system's logs: each run of its "
+                                                 "benchmark is compared with it (Δ vs "
+                                                 "baseline, * where significant).")] = None,
 ) -> None:
     """Render paper-style tables and figures (M3Eval Tables 1-3, Figures 8-11, ...)."""
     from m3kit.report.build import build_report
 
-    index = build_report(paths, out, humans=humans, title=title)
+    index = build_report(paths, out, humans=humans, title=title, baseline=baseline)
     typer.echo(f"report: {index}")

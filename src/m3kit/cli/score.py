@@ -3,6 +3,15 @@ raw outputs with m3kit's metrics. One verb per declared benchmark, built here fr
 declaration (``Benchmark.score_command``: the verb, its help and its options); the verb calls
 the benchmark's ``score_predictions`` and prints its ``score_text`` or the card's JSON.
 
+``--ci`` adds a percentile cluster-bootstrap interval to every headline number
+(``m3kit.benchmarks.intervals``; ``--ci-level``, ``--resamples``, ``--seed``): ``value [lo,
+hi]`` in a table after the score, or in ``--json`` a ``ci`` object ``{name: {value, lo, hi}}``
+with ``ci_unit`` (what was resampled), ``ci_level``, ``ci_resamples`` and ``ci_seed``.
+
+``--json`` adds the score's reproducibility card (``card``: m3kit and inspect-ai versions, the
+data set's fingerprint, the scoring rules in force, the predictions file's sha256; ``model``
+``null``, unknown for external predictions).
+
 Every verb says what it could not use the same way: the first ``SHOW_SKIPPED`` skipped records
 on stderr as ``m3kit: skipped: <file>: record <r>: field '<f>': <reason>`` (all of them are in
 ``--json``'s ``skipped``), then how many predictions match no question; exit 2, one line, when
@@ -15,17 +24,23 @@ import inspect
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from m3kit.benchmarks import BENCHMARKS, Benchmark, ScoreOption
 from m3kit.cli.options import parse_key_values
+from m3kit.metrics.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
-__all__ = ["SHOW_SKIPPED", "app", "build_score_command"]
+if TYPE_CHECKING:
+    from m3kit.benchmarks.intervals import HeadlineIntervals
+    from m3kit.schema.report import Table
+
+__all__ = ["SHOW_SKIPPED", "app", "build_score_command", "print_blocks"]
 
 SHOW_SKIPPED = 5  # skipped records named on stderr; --json lists them all
 SHOW_UNMATCHED = 5  # unmatched prediction ids named on stderr
+SKIPPED_FIRST = "n_skipped_records"  # the first key of what a score's JSON says was skipped
 
 
 def _report_skips(skipped: Sequence[Any], unmatched: Sequence[str] = (),
@@ -44,7 +59,7 @@ def _report_skips(skipped: Sequence[Any], unmatched: Sequence[str] = (),
         typer.echo(f"m3kit: {note}", err=True)
 
 
-def _print_blocks(blocks: Sequence[Any]) -> None:
+def print_blocks(blocks: Sequence[Any]) -> None:
     """Text blocks as they are; ``m3kit.schema.report.Table``s drawn by rich, the first column
     left-aligned and the others right-aligned."""
     from rich.console import Console
@@ -61,6 +76,18 @@ def _print_blocks(blocks: Sequence[Any]) -> None:
         for row in block.rows:
             table.add_row(*(str(cell) for cell in row))
         console.print(table)
+
+
+def _with_card(numbers: dict[str, Any], card: dict[str, Any]) -> dict[str, Any]:
+    """The score's JSON with its reproducibility card after the numbers, before what was
+    skipped (which closes the JSON)."""
+    out: dict[str, Any] = {}
+    for key, value in numbers.items():
+        if key == SKIPPED_FIRST:
+            out["card"] = card
+        out[key] = value
+    out.setdefault("card", card)
+    return out
 
 
 def _annotation(option: ScoreOption) -> tuple[Any, Any]:
@@ -84,6 +111,57 @@ def _option_value(option: ScoreOption, given: Any) -> Any:
     return given
 
 
+_CI_PARAMS: list[tuple[str, Any, Any]] = [
+    ("ci", Annotated[bool, typer.Option(
+        "--ci", help="Add a percentile cluster-bootstrap confidence interval to every "
+                     "headline number (resampling the benchmark's independent unit).")], False),
+    ("ci_level", Annotated[float, typer.Option(
+        "--ci-level", help="The intervals' confidence level, between 0 and 1.")],
+     DEFAULT_LEVEL),
+    ("resamples", Annotated[int, typer.Option(
+        "--resamples", min=1, help="Bootstrap resamples for --ci.")], DEFAULT_RESAMPLES),
+    ("seed", Annotated[int, typer.Option("--seed", help="Seed of the --ci resamples.")],
+     DEFAULT_SEED),
+]
+
+
+def _intervals(benchmark: Benchmark, given: dict[str, Any],
+               options: dict[str, Any]) -> HeadlineIntervals:
+    """``--ci``: the headline intervals of the predictions file (its items read with the same
+    options as the score)."""
+    from m3kit.benchmarks.intervals import prediction_intervals
+    from m3kit.errors import M3kitError
+
+    if not 0 < given["ci_level"] < 1:
+        raise M3kitError(f"--ci-level must be between 0 and 1, got {given['ci_level']}",
+                         field="ci_level")
+    if benchmark.headline is None or benchmark.items_from_predictions is None:
+        raise M3kitError(f"{benchmark.title} declares no headline numbers to put intervals on",
+                         field="ci")
+    return prediction_intervals(benchmark, given["data"], given["predictions"], options,
+                                resamples=given["resamples"], level=given["ci_level"],
+                                seed=given["seed"])
+
+
+def _before_skips(numbers: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra``'s keys after the score's numbers, before what was skipped."""
+    out: dict[str, Any] = {}
+    for key, value in numbers.items():
+        if key == SKIPPED_FIRST:
+            out.update(extra)
+        out[key] = value
+    return {**out, **{k: v for k, v in extra.items() if k not in out}}
+
+
+def _interval_blocks(intervals: HeadlineIntervals, spec: str) -> list[str | Table]:
+    """What was resampled, then the headline numbers as ``value [lo, hi]``, one a row."""
+    from m3kit.schema.report import Table
+
+    return [intervals.heading() + ":",
+            Table(title="", columns=["headline", "value [lo, hi]"],
+                  rows=[[name, interval.text(spec)] for name, interval in intervals.ci.items()])]
+
+
 def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
     """The typer command of ``m3kit score <benchmark.score_verb>``."""
     spec = benchmark.score_command
@@ -99,10 +177,19 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
             _report_skips(exc.skipped)
             raise
         _report_skips(card.skipped or (), card.unmatched_ids, card.notes)
+        intervals = _intervals(benchmark, given, options) if given["ci"] else None
         if given["as_json"]:
-            typer.echo(json.dumps(card.score_json(), indent=2))
+            numbers = card.score_json()
+            if intervals is not None:
+                numbers = _before_skips(numbers, intervals.model_dump(mode="json"))
+            # how the score was made: versions, data fingerprint, rules, predictions sha256
+            made = benchmark.predictions_card(given["data"], given["predictions"], options)
+            typer.echo(json.dumps(_with_card(numbers, made.model_dump(mode="json")),
+                                  indent=2))
         else:
-            _print_blocks(benchmark.score_text.load()(card, given["predictions"]))
+            print_blocks(benchmark.score_text.load()(card, given["predictions"]))
+            if intervals is not None:
+                print_blocks(_interval_blocks(intervals, benchmark.headline_format))
 
     params = [
         ("data", Annotated[Path, typer.Option("--data", help=spec.data_help)],
@@ -112,6 +199,7 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
          inspect.Parameter.empty),
         *((o.name, *_annotation(o)) for o in spec.options),
         ("as_json", Annotated[bool, typer.Option("--json", help=spec.json_help)], False),
+        *_CI_PARAMS,
     ]
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,

@@ -1,25 +1,21 @@
 """The run's reproducibility card (``m3kit.schema.card.ReproCard``): the task's part completed
 with the versions, the model, its arguments, base URL and generation config.
 
-Credentials never enter a card: an argument whose name looks like one
-(``m3kit.models.redact.is_secret_name``: ``api_key``, ``token``...) is recorded as ``***``, a
-value holding a secret of the environment is redacted, and the base URL loses its user info and
-the values of query parameters named like credentials.
+Credentials never enter a card: the model's arguments and base URL pass through
+``m3kit.models.redact.public_model_args`` and ``public_base_url``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from m3kit.models.redact import REDACTED, is_secret_name, redact
+from m3kit.models.redact import public_base_url, public_model_args
 from m3kit.schema.card import CARD_KEY, TASK_CARD_KEY, FramePolicyCard, ReproCard, file_sha256
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from inspect_ai import Task
     from inspect_ai.model import Model
 
@@ -28,8 +24,6 @@ __all__ = [
     "frame_policy_card",
     "package_version",
     "predictions_card",
-    "public_base_url",
-    "public_model_args",
     "run_card",
     "task_card",
     "task_card_metadata",
@@ -42,39 +36,6 @@ def package_version(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
-
-
-def _public(name: str, value: Any) -> Any:
-    if is_secret_name(name):
-        return REDACTED
-    if isinstance(value, Mapping):
-        return {str(k): _public(str(k), v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_public(name, v) for v in value]
-    if isinstance(value, str):
-        return redact(value)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    return redact(str(value))
-
-
-def public_model_args(model_args: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``model_args`` without credentials: values of credential-named arguments (at any depth)
-    as ``***``, secrets of the environment redacted from the others."""
-    return {str(k): _public(str(k), v) for k, v in (model_args or {}).items()}
-
-
-def public_base_url(url: str | None) -> str | None:
-    """``url`` without user info, its credential-named query values as ``***`` and any known
-    secret redacted."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    query = urlencode([(k, REDACTED if is_secret_name(k) else v)
-                       for k, v in parse_qsl(parts.query, keep_blank_values=True)],
-                      safe="*")
-    return redact(urlunsplit((parts.scheme, host, parts.path, query, parts.fragment)))
 
 
 def frame_policy_card(frames: int | None, fps: float | None, max_side: int | None, *,
@@ -135,11 +96,12 @@ def card_metadata(card: ReproCard) -> dict[str, Any]:
 
 def predictions_card(card: ReproCard, predictions: Path) -> ReproCard:
     """The card of a score of an external predictions file: ``card`` (the benchmark's data
-    fingerprint and scoring rules) with the versions and the file's sha256; the model is
-    unknown (``None``)."""
+    fingerprint and scoring rules) with the versions and the file's sha256 (``None`` when
+    ``predictions`` is not a file); the model is unknown (``None``)."""
+    predictions = Path(predictions)
     return card.model_copy(update={
         "m3kit_version": package_version("m3kit"),
         "inspect_ai_version": package_version("inspect_ai"),
         "model": None,
-        "predictions_sha256": file_sha256(predictions),
+        "predictions_sha256": file_sha256(predictions) if predictions.is_file() else None,
     })

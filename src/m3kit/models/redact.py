@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["is_secret_name", "one_line", "redact", "secret_values"]
+__all__ = ["REDACTED", "is_secret_name", "one_line", "public_base_url", "public_model_args",
+           "redact", "secret_values"]
 
 # words of an argument or variable name that mark a credential: ``api_key``, ``HF_TOKEN``,
 # ``x-api-key``, ``AWS_SECRET_ACCESS_KEY``, ``sessionToken`` (but not ``max_tokens``,
@@ -54,3 +57,36 @@ def one_line(text: str, limit: int = 300, extra: Iterable[str | None] = ()) -> s
     """``text`` redacted (``extra``: further secret values), on one line, cut to ``limit``."""
     flat = " ".join(redact(str(text), extra).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _public(name: str, value: Any) -> Any:
+    if is_secret_name(name):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {str(k): _public(str(k), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_public(name, v) for v in value]
+    if isinstance(value, str):
+        return redact(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return redact(str(value))
+
+
+def public_model_args(model_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``model_args`` without credentials: values of credential-named arguments (at any depth)
+    as ``***``, secrets of the environment redacted from the others."""
+    return {str(k): _public(str(k), v) for k, v in (model_args or {}).items()}
+
+
+def public_base_url(url: str | None) -> str | None:
+    """``url`` without user info, its credential-named query values as ``***`` and any known
+    secret redacted."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    query = urlencode([(k, REDACTED if is_secret_name(k) else v)
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)],
+                      safe="*")
+    return redact(urlunsplit((parts.scheme, host, parts.path, query, parts.fragment)))

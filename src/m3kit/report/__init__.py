@@ -6,6 +6,8 @@ prints.
 - ``build``: ``build_report``: inputs read, each benchmark's runs to its declared report sections
 - ``html``: the HTML and Markdown writer
 - ``summary``: ``m3kit eval``'s headline table, in the run's benchmark's terms
+- ``compare``: ``m3kit compare``: two runs of one benchmark on the same questions, paired
+  (bootstrap interval and p per headline number, McNemar's test), and ``report --baseline``
 
 Each benchmark's own tables and figures live in its folder (``m3kit.benchmarks.<name>.report``).
 """

@@ -186,12 +186,17 @@ def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun
 
 
 def build_report(paths: Sequence[str | Path], out_dir: str | Path,
-                 humans: str | Path | None = None, title: str = "m3kit report") -> Path:
+                 humans: str | Path | None = None, title: str = "m3kit report",
+                 baseline: str | Path | None = None) -> Path:
     """Read ``paths``, render each benchmark's sections into ``out_dir``, write the report;
-    return the path of ``index.html``."""
+    return the path of ``index.html``. ``baseline``: an eval log or a folder of one system's
+    logs; its benchmark's runs get a section comparing each with it
+    (``m3kit.report.compare.baseline_section``)."""
+    from m3kit.report.compare import baseline_section, run_from_logs
     from m3kit.report.html import write_report
 
     inputs = read_inputs(paths)
+    base = run_from_logs(baseline) if baseline is not None else None
     human_scores = read_humans(humans) if humans is not None else None
     human_of = _card_benchmark(human_scores) if human_scores is not None else None
     out = Path(out_dir)
@@ -202,12 +207,38 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path,
             logger.warning("%s: run %s, reporting the samples it has", log.location, log.status)
         by_benchmark.setdefault(benchmark_of(log).name, []).append(log)
     sections: list[ReportSection] = []
+    made: list[tuple[str, LoggedRun]] = []
     for benchmark in BENCHMARKS:
         logs = by_benchmark.get(benchmark.name, [])
         cards = inputs.cards.get(benchmark.name, {})
         given_humans = human_scores if human_of is benchmark else None
         if not logs and not cards and given_humans is None:
             continue
-        sections += benchmark.report_sections.load()(pooled_runs(benchmark, logs), out,
-                                                     cards=cards, humans=given_humans)
-    return write_report(sections, out, title=title)
+        runs = pooled_runs(benchmark, logs)
+        label = benchmark.system_label.load()
+        made += [(label(run), run) for run in runs]
+        sections += benchmark.report_sections.load()(runs, out, cards=cards,
+                                                     humans=given_humans)
+        if base is not None and base.benchmark == benchmark.name:
+            sections.append(baseline_section(benchmark, base, runs))
+    how = how_runs_were_made(made)
+    return write_report([*sections, how] if how is not None else sections, out, title=title)
+
+
+def how_runs_were_made(runs: Sequence[tuple[str, LoggedRun]]) -> ReportSection | None:
+    """The report's last section: one small table per run (labelled as its benchmark labels
+    it) of its reproducibility card, the prompt by its sha256; ``None`` when no run has a
+    card."""
+    from m3kit.schema.report import ReportSection, Table
+
+    tables = [
+        Table(title=f"{run.task}: {label}", columns=["setting", "value"],
+              rows=[list(row) for row in run.card.rows()])
+        for label, run in runs if run.card is not None
+    ]
+    if not tables:
+        return None
+    note = ("Each run's reproducibility card, as its eval log records it "
+            "(docs/metrics.md, \"Reproducibility card\").")
+    return ReportSection(benchmark="", title="How each run was made", tables=tables,
+                         notes=[note])

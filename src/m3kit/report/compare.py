@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
-from m3kit.benchmarks import Benchmark, benchmark_named
+from m3kit.benchmarks import BENCHMARKS, Benchmark, benchmark_named
 from m3kit.errors import M3kitError
 from m3kit.metrics.bootstrap import (
     DEFAULT_LEVEL,
@@ -37,16 +37,29 @@ from m3kit.metrics.bootstrap import (
     paired_cluster_bootstrap,
 )
 from m3kit.schema import LoggedSample, ScoreItem
+from m3kit.schema.card import ReproCard, card_differences
+from m3kit.schema.evallog import LoggedRun
+from m3kit.schema.report import NA, ReportSection, Table
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 __all__ = [
     "MIN_SHARED",
+    "MODEL_FIELDS",
     "CompareError",
     "Comparison",
     "McNemarTest",
     "RunItems",
+    "baseline_section",
+    "compare_inputs",
     "compare_runs",
+    "comparison_blocks",
+    "comparison_table",
+    "noise_note",
     "run_from_logs",
     "run_from_predictions",
+    "run_items",
     "significant",
 ]
 
@@ -54,6 +67,10 @@ __all__ = [
 # mostly different questions (another split, another task of the benchmark, a run cut short),
 # and a difference between them says more about the questions than about the systems.
 MIN_SHARED = 0.5
+
+# The card fields that belong to the model compared, and the predictions file it wrote: two
+# runs differing in these alone differ by the model, which is what a comparison asks about.
+MODEL_FIELDS = ("model", "model_args", "model_base_url", "predictions_sha256")
 
 
 class CompareError(M3kitError):
@@ -73,9 +90,8 @@ class RunItems(BaseModel):
     label: str
     source: str
     items: dict[str, SerializeAsAny[ScoreItem]]
-    # Where the run's card differs from the other's is checked by ``card_differences``; a run
-    # without a card (a log written before cards, external predictions) has none.
-    card: Any | None = None
+    # How the run was made; None for a log written before cards were recorded.
+    card: ReproCard | None = None
 
 
 class McNemarTest(BaseModel):
@@ -128,11 +144,7 @@ def significant(number: PairedDifference) -> bool:
 # -- runs ------------------------------------------------------------------------------------
 
 
-def _sample_key(sample: LoggedSample) -> str:
-    return sample.id if sample.epoch == 1 else f"{sample.id}#{sample.epoch}"
-
-
-def _one_benchmark(logs: Sequence[Any], path: Path) -> Benchmark:
+def _one_benchmark(logs: Sequence[EvalLog], path: Path) -> Benchmark:
     from m3kit.report.logs import benchmark_of, foreign_task
 
     if any(foreign_task(log) for log in logs):
@@ -143,6 +155,34 @@ def _one_benchmark(logs: Sequence[Any], path: Path) -> Benchmark:
         raise CompareError(f"holds logs of several benchmarks ({', '.join(sorted(benchmarks))})"
                            ": give one system's logs of one benchmark", path=path)
     return next(iter(benchmarks.values()))
+
+
+def _keyed(items: Sequence[ScoreItem], source: Path, suffix: str = "") -> dict[str, ScoreItem]:
+    keyed: dict[str, ScoreItem] = {}
+    for item in items:
+        key = f"{item.id}{suffix}"
+        if item.id is None or key in keyed:
+            what = "an item without an id" if item.id is None else f"question {key!r} twice"
+            raise CompareError(f"holds {what}: items are matched by id", path=source)
+        keyed[key] = item
+    return keyed
+
+
+def _log_items(benchmark: Benchmark, samples: Sequence[LoggedSample],
+               source: Path) -> dict[str, ScoreItem]:
+    """The run's items by id, as the benchmark counts them (``Benchmark.items_from_log``);
+    an epoch after the first is its own item, ``<id>#<epoch>``."""
+    if benchmark.items_from_log is None:
+        raise CompareError(f"{benchmark.title} declares no per-item records to compare",
+                           path=source)
+    items_from_log = benchmark.items_from_log.load()
+    epochs: dict[int, list[LoggedSample]] = {}
+    for sample in samples:
+        epochs.setdefault(sample.epoch, []).append(sample)
+    keyed: dict[str, ScoreItem] = {}
+    for epoch, members in sorted(epochs.items()):
+        keyed |= _keyed(items_from_log(members), source, "" if epoch == 1 else f"#{epoch}")
+    return keyed
 
 
 def run_from_logs(path: str | Path) -> RunItems:
@@ -159,19 +199,20 @@ def run_from_logs(path: str | Path) -> RunItems:
                            "their predictions with --score)", path=where)
     benchmark = _one_benchmark(inputs.logs, where)
     runs = pooled_runs(benchmark, inputs.logs)
-    label = benchmark.system_label.load()
     if len(runs) > 1:
+        label = benchmark.system_label.load()
         names = ", ".join(sorted({label(run) for run in runs}))
         raise CompareError(f"holds runs of {len(runs)} systems ({names}): give one system's "
                            "logs", path=where)
-    (run,) = runs
-    items = benchmark.items_from_log.load()(run.samples) if benchmark.items_from_log else None
-    if items is None:
-        keyed = {_sample_key(s): s.item for s in run.samples if s.item is not None}
-    else:
-        keyed = dict(items)
-    return RunItems(benchmark=benchmark.name, label=label(run), source=str(where),
-                    items=keyed, card=getattr(run, "card", None))
+    return run_items(benchmark, runs[0], where)
+
+
+def run_items(benchmark: Benchmark, run: LoggedRun, source: str | Path) -> RunItems:
+    """A run read from logs as ``compare_runs`` takes it: labelled as ``benchmark`` labels it
+    (``Benchmark.system_label``), its items as the benchmark counts them, with its card."""
+    label = benchmark.system_label.load()
+    return RunItems(benchmark=benchmark.name, label=label(run), source=str(source),
+                    items=_log_items(benchmark, run.samples, Path(source)), card=run.card)
 
 
 def run_from_predictions(benchmark: Benchmark, data: str | Path, predictions: str | Path,
@@ -182,10 +223,11 @@ def run_from_predictions(benchmark: Benchmark, data: str | Path, predictions: st
     if benchmark.items_from_predictions is None:
         raise CompareError(f"{benchmark.title} cannot score predictions item by item",
                            field="--score")
-    items = benchmark.items_from_predictions.load()(Path(data), Path(predictions), **options)
-    keyed = {str(item.id): item for item in items}
-    return RunItems(benchmark=benchmark.name, label=Path(predictions).stem,
-                    source=str(predictions), items=keyed)
+    file = Path(predictions)
+    items = benchmark.items_from_predictions.load()(Path(data), file, **options)
+    return RunItems(benchmark=benchmark.name, label=file.stem, source=str(file),
+                    items=_keyed(items, file),
+                    card=benchmark.predictions_card(data, file, options))
 
 
 # -- the comparison --------------------------------------------------------------------------
@@ -208,13 +250,11 @@ def _shared_ids(a: RunItems, b: RunItems) -> list[str]:
 
 
 def _card_differences(a: RunItems, b: RunItems) -> list[str]:
-    """Fields other than the model in which the two runs' reproducibility cards differ;
-    none when either run has no card."""
+    """The fields other than the model's in which the two runs' reproducibility cards
+    differ; none when either run has no card."""
     if a.card is None or b.card is None:
         return []
-    from m3kit.schema.card import card_differences
-
-    return list(card_differences(a.card, b.card))
+    return card_differences(a.card, b.card, ignore=MODEL_FIELDS)
 
 
 def _mcnemar(benchmark: Benchmark, pairs: Sequence[tuple[ScoreItem, ScoreItem]]
@@ -233,13 +273,24 @@ def _mcnemar(benchmark: Benchmark, pairs: Sequence[tuple[ScoreItem, ScoreItem]]
     return McNemarTest(n=n, b=only_a, c=only_b, p_value=mcnemar_exact(only_a, only_b))
 
 
+def _check_bootstrap(resamples: int, level: float) -> None:
+    if resamples < 1:
+        raise CompareError(f"resamples must be >= 1, got {resamples}", field="--resamples")
+    if not 0 < level < 1:
+        raise CompareError(f"the level must be in (0, 1), got {level}", field="--level")
+
+
 def compare_runs(a: RunItems, b: RunItems, *, resamples: int = DEFAULT_RESAMPLES,
                  level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> Comparison:
     """Run B against run A on the questions both have (see the module docstring);
     ``CompareError`` for runs of different benchmarks or question sets."""
-    benchmark = benchmark_named(a.benchmark) if a.benchmark == b.benchmark else None
+    _check_bootstrap(resamples, level)
     shared = _shared_ids(a, b)
-    assert benchmark is not None  # _shared_ids refused runs of two benchmarks
+    benchmark = benchmark_named(a.benchmark)
+    if benchmark is None:
+        raise CompareError(f"no benchmark is named {a.benchmark!r}")
+    if benchmark.headline is None or benchmark.cluster_of is None:
+        raise CompareError(f"{benchmark.title} declares no headline numbers to compare")
     headline = benchmark.headline.load()
     cluster_of = benchmark.cluster_of.load()
     pairs = [(a.items[key], b.items[key]) for key in shared]
@@ -257,23 +308,148 @@ def compare_runs(a: RunItems, b: RunItems, *, resamples: int = DEFAULT_RESAMPLES
     )
 
 
-def comparison_rows(comparison: Comparison, digits: int = 2) -> list[list[str]]:
-    """The comparison's numbers as table rows: name, A, B, B − A (``*`` where its interval
-    excludes 0), the interval, p."""
-    def number(x: float | None, signed: bool = False) -> str:
-        if x is None:
-            return "—"
-        return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+def _score_options(benchmark: Benchmark, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` (``name: value``) as the keywords of the benchmark's
+    ``items_from_predictions``: each a declared ``ScoreOption`` of its score verb, its value of
+    the option's type (a list for a repeatable option)."""
+    declared = {o.name: o for o in benchmark.score_command.options}
+    options: dict[str, Any] = {}
+    for name, value in given.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(declared) or "none"
+            raise CompareError(f"m3kit score {benchmark.score_verb} has no option {name!r} "
+                               f"(its options: {known})", field="--score-option")
+        if option.multiple:
+            values = value if isinstance(value, list) else [value]
+            options[name] = [option.type(v) for v in values]
+        elif value is None or option.flag or option.key_values:
+            options[name] = value
+        else:
+            options[name] = option.type(value)
+    return options
 
+
+def compare_inputs(runs: Sequence[str | Path], *, score: str | None = None,
+                   data: str | Path | None = None, predictions: Sequence[str | Path] = (),
+                   score_options: Mapping[str, Any] | None = None,
+                   resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                   seed: int = DEFAULT_SEED) -> Comparison:
+    """``m3kit compare``'s two forms: ``runs``, two eval logs or folders of one system's logs
+    (A, then B); or, with ``score`` (a ``m3kit score`` verb), two ``predictions`` files on one
+    ``data``, scored with ``score_options`` (the verb's options by keyword name: M3Exam's
+    ``fj_rule``, ``judge_model``...). Anything else is a ``CompareError`` saying what to
+    give."""
+    _check_bootstrap(resamples, level)
+    usage = ("give two runs: 'm3kit compare LOG_A LOG_B', or 'm3kit compare --score VERB "
+             "--data DIR --predictions A --predictions B'")
+    if score is None:
+        if len(runs) != 2 or data is not None or predictions or score_options:
+            raise CompareError(usage)
+        run_a, run_b = (run_from_logs(path) for path in runs)
+    else:
+        if runs or data is None or len(predictions) != 2:
+            raise CompareError(usage)
+        benchmark = next((b for b in BENCHMARKS if b.score_verb == score), None)
+        if benchmark is None:
+            verbs = ", ".join(b.score_verb for b in BENCHMARKS)
+            raise CompareError(f"unknown benchmark {score!r} (one of {verbs})", field="--score")
+        options = _score_options(benchmark, score_options or {})
+        run_a, run_b = (run_from_predictions(benchmark, data, file, **options)
+                        for file in predictions)
+    return compare_runs(run_a, run_b, resamples=resamples, level=level, seed=seed)
+
+
+def _number(value: float | None, spec: str, signed: bool = False) -> str:
+    if value is None:
+        return NA
+    return format(value, ("+" if signed else "") + spec)
+
+
+def _p_text(p_value: float | None, resamples: int) -> str:
+    if p_value is None:
+        return NA
+    # no resample crossed 0: p is below the bootstrap's resolution, not 0
+    return f"<{1 / resamples:.2g}" if p_value == 0 else f"{p_value:.3f}"
+
+
+def comparison_table(comparison: Comparison, title: str | None = None, *, a: str = "A",
+                     b: str = "B", diff: str = "B − A") -> Table:
+    """The comparison's numbers as a table: the number, A, B, the difference (``*`` where its
+    interval excludes 0), the interval and p, in the benchmark's number format; ``a``, ``b``,
+    ``diff`` name the columns. Numbers neither run defines (no question of their kind) are
+    left out."""
+    found = benchmark_named(comparison.benchmark)
+    spec = found.headline_format if found is not None else ".2f"
+    level = f"{comparison.level:.0%}"
     rows = []
     for name, d in comparison.numbers.items():
+        if d.a is None and d.b is None:  # neither run has questions of this kind
+            continue
         mark = "*" if significant(d) else ""
-        interval = (f"[{number(d.lo, True)}, {number(d.hi, True)}]"
-                    if d.lo is not None and d.hi is not None else "—")
-        p = "—" if d.p_value is None else f"{d.p_value:.3f}"
-        rows.append([name, number(d.a), number(d.b), number(d.diff, True) + mark, interval, p])
-    return rows
+        interval = (f"[{_number(d.lo, spec, True)}, {_number(d.hi, spec, True)}]"
+                    if d.lo is not None and d.hi is not None else NA)
+        rows.append([name, _number(d.a, spec), _number(d.b, spec),
+                     _number(d.diff, spec, True) + mark, interval,
+                     _p_text(d.p_value, comparison.resamples)])
+    return Table(title=title or f"B − A, {level} paired cluster-bootstrap interval",
+                 columns=["number", a, b, diff, f"{level} interval", "p"], rows=rows)
 
 
-def _unused(_: Mapping[str, Any]) -> None:  # pragma: no cover
-    return None
+def noise_note(level: float) -> str:
+    """The line under every comparison table: what ``*`` means."""
+    return (f"* the {level:.0%} interval of the difference excludes 0. Differences without * "
+            "are inside the noise: their interval includes 0.")
+
+
+def comparison_blocks(comparison: Comparison) -> list[str | Table]:
+    """What ``m3kit compare`` prints: who is compared on what, the table, McNemar's test and
+    the note on the noise."""
+    benchmark = benchmark_named(comparison.benchmark)
+    title = benchmark.title if benchmark is not None else comparison.benchmark
+    who = (f"{title}: A = {comparison.a} ({comparison.source_a}), "
+           f"B = {comparison.b} ({comparison.source_b})")
+    what = (f"{comparison.n_shared} shared questions; resampled unit: {comparison.unit}, "
+            f"{comparison.n_units} of them; {comparison.resamples} resamples, seed "
+            f"{comparison.seed}")
+    blocks: list[str | Table] = [who, what, comparison_table(comparison)]
+    if comparison.mcnemar is not None:
+        m = comparison.mcnemar
+        blocks.append(f"McNemar's exact test on {m.n} questions: {m.b} right in A only, "
+                      f"{m.c} right in B only, p = {m.p_value:.4g}")
+    blocks.append(noise_note(comparison.level))
+    return blocks
+
+
+def baseline_section(benchmark: Benchmark, baseline: RunItems, runs: Sequence[LoggedRun], *,
+                     resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                     seed: int = DEFAULT_SEED) -> ReportSection:
+    """``m3kit report --baseline``'s section for ``benchmark``: each run (but the baseline
+    itself, where it is among the report's runs) against the baseline, one table per run with a ``Δ vs baseline``
+    column, ``*`` where its interval excludes 0. A run on another question set gets a note
+    saying why it is not compared, not a table."""
+    tables: list[Table] = []
+    notes: list[str] = []
+    for run in runs:
+        items = run_items(benchmark, run, run.location)
+        if (items.label, items.card, items.items) == (baseline.label, baseline.card,
+                                                      baseline.items):
+            continue  # the baseline itself, among the report's inputs
+        try:
+            comparison = compare_runs(baseline, items, resamples=resamples, level=level,
+                                      seed=seed)
+        except CompareError as exc:
+            notes.append(f"{items.label}: not compared: {exc}")
+            continue
+        tables.append(comparison_table(
+            comparison, f"{items.label} vs baseline {baseline.label} "
+            f"({comparison.n_shared} shared questions)",
+            a="baseline", b=items.label, diff="Δ vs baseline"))
+        if comparison.card_differences:
+            notes.append(f"{items.label}: its card differs from the baseline's in "
+                         f"{', '.join(comparison.card_differences)}")
+    return ReportSection(
+        benchmark=benchmark.name, title=f"{benchmark.title}: comparison with baseline "
+        f"{baseline.label}", tables=tables,
+        notes=[f"Paired cluster bootstrap over the {benchmark.ci_unit}, {resamples} "
+               f"resamples, seed {seed}. " + noise_note(level), *notes])

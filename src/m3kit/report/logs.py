@@ -17,16 +17,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from m3kit.benchmarks import Benchmark, benchmark_for_task, benchmark_named, names_m3kit_task
+from m3kit.models.redact import public_base_url, public_model_args
 from m3kit.report.pooling import started_at
 from m3kit.schema import LoggedSample, Question, ScoreItem, Usage, read_record
+from m3kit.schema.card import CARD_KEY, TASK_CARD_KEY, FramesSent, ReproCard
 from m3kit.schema.evallog import BENCHMARK_KEY, MEMORY_KEY, QUESTION_KEY, LoggedRun
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.scorer import Score
 
-__all__ = ["benchmark_of", "foreign_task", "read_run", "read_samples", "run_header",
-           "task_name"]
+__all__ = ["benchmark_of", "foreign_task", "frames_sent", "logged_card", "read_run",
+           "read_samples", "run_header", "task_name"]
 
 # inspect's error messages carry a traceback; a table cell or a reason gets one line of it
 ERROR_CHARS = 300
@@ -125,10 +127,43 @@ def run_header(log: EvalLog) -> LoggedRun:
         started=started_at(log),
         task_args=dict(log.eval.task_args or {}),
         metadata=dict(log.eval.metadata or {}),
+        card=logged_card(log),
     )
+
+
+def logged_card(log: EvalLog) -> ReproCard | None:
+    """The run's reproducibility card: the one its run recorded (``CARD_KEY``), else (a run
+    started by ``inspect eval`` itself) the task's part completed from the log's header (model,
+    its arguments without credentials, base URL, generation config, inspect's package
+    versions); ``None`` for a task that recorded no card."""
+    metadata = log.eval.metadata or {}
+    if metadata.get(CARD_KEY) is not None:
+        return ReproCard.model_validate(metadata[CARD_KEY])
+    if metadata.get(TASK_CARD_KEY) is None:
+        return None
+    spec = log.eval
+    packages = spec.packages or {}
+    return ReproCard.model_validate(metadata[TASK_CARD_KEY]).model_copy(update={
+        "m3kit_version": packages.get("m3kit"),
+        "inspect_ai_version": packages.get("inspect_ai"),
+        "model": str(spec.model),
+        "model_args": public_model_args(spec.model_args),
+        "model_base_url": public_base_url(spec.model_base_url),
+        "generate_config": public_model_args(
+            spec.model_generate_config.model_dump(mode="json", exclude_none=True)),
+    })
+
+
+def frames_sent(log: EvalLog) -> FramesSent:
+    """How many frames each sample with a solver record was shown (mean, least, most)."""
+    records = (read_record(s.metadata) for s in log.samples or [])
+    return FramesSent.of([len(r.frames) for r in records if r is not None])
 
 
 def read_run(log: EvalLog) -> LoggedRun:
     """The run a log holds: its header (``run_header``) and its samples as ``read_samples``
-    reads them."""
-    return run_header(log).model_copy(update={"samples": read_samples(log)})
+    reads them; its card gains the frames the samples were actually sent."""
+    run = run_header(log)
+    card = (run.card.model_copy(update={"frames_sent": frames_sent(log)})
+            if run.card is not None else None)
+    return run.model_copy(update={"samples": read_samples(log), "card": card})

@@ -16,17 +16,19 @@ in and out over the others, and the metrics inspect's own scorers reported.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import fmean
 from typing import TYPE_CHECKING
 
-from m3kit.report.logs import benchmark_of, foreign_task, read_samples
+from m3kit.benchmarks import Benchmark
+from m3kit.report.logs import benchmark_of, foreign_task, logged_card, read_samples
 from m3kit.schema.evallog import LoggedSample
 from m3kit.schema.report import NA, SummaryTable, cost_cell, number_cell
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-__all__ = ["INDENT", "NA", "SummaryTable", "display_rows", "summary_table"]
+__all__ = ["INDENT", "NA", "SummaryTable", "display_rows", "headline_lines", "summary_table"]
 
 INDENT = "  "  # a group value under its ``key=`` heading (``display_rows``)
 
@@ -51,13 +53,33 @@ def _generic_rows(log: EvalLog,
 
 def summary_table(log: EvalLog) -> SummaryTable:
     """The headline table of one eval log (read with its samples), for its benchmark; the
-    generic row for a task m3kit does not own."""
+    generic row for a task m3kit does not own; its caption is the run's reproducibility card on
+    one line (model · memory · frames · blind · data fingerprint)."""
+    samples = read_samples(log)
+    intervals: list[str] = []
     if foreign_task(log):
-        columns, rows = _generic_rows(log, read_samples(log))
+        columns, rows = _generic_rows(log, samples)
     else:
-        columns, rows = benchmark_of(log).summary_rows.load()(read_samples(log))
+        benchmark = benchmark_of(log)
+        columns, rows = benchmark.summary_rows.load()(samples)
+        intervals = headline_lines(benchmark, samples)
+    card = logged_card(log)
     return SummaryTable(title=f"{log.eval.task} · {log.eval.model} · {log.status}",
-                        columns=columns, rows=rows)
+                        columns=columns, rows=rows, intervals=intervals,
+                        caption=f"run: {card.summary_line()}" if card is not None else None)
+
+
+def headline_lines(benchmark: Benchmark, samples: Sequence[LoggedSample]) -> list[str]:
+    """The summary's headline numbers (``Benchmark.summary_intervals``, labelled as its
+    columns, on its scale) as ``value [lo, hi]``: 95 % percentile intervals over 2000
+    resamples of the benchmark's unit, seed 0 (``m3kit.benchmarks.intervals``); none for a
+    benchmark without headline numbers or a run without items."""
+    if not benchmark.summary_intervals or benchmark.items_from_log is None:
+        return []
+    from m3kit.benchmarks.intervals import interval_lines, log_intervals
+
+    return interval_lines(log_intervals(benchmark, samples), benchmark.summary_intervals,
+                          scale=benchmark.summary_scale)
 
 
 def display_rows(table: SummaryTable) -> list[list[str]]:

@@ -85,13 +85,17 @@ class ReportSection(BaseModel):
 
 
 class SummaryTable(BaseModel):
-    """A printable table: a title, column names, rows of cells (strings)."""
+    """A printable table: a title, column names, rows of cells (strings), and a line printed
+    under it (``caption``: ``m3kit eval``'s reproducibility line); ``intervals``: lines printed
+    after it, the headline numbers' confidence intervals."""
 
     model_config = ConfigDict(frozen=True)
 
     title: str
     columns: list[str]
     rows: list[list[str]]
+    caption: str | None = None
+    intervals: list[str] = Field(default_factory=list)
 
 
 def _number(value: float, decimals: int, signed: bool = False) -> str:

@@ -5,6 +5,7 @@ The questions and outputs are in conftest.py (PREDICTIONS says what each output 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -12,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from m3kit.benchmarks.m3eval.load import load_m3eval
+from m3kit.benchmarks.m3eval.load import data_files, load_m3eval
 from m3kit.benchmarks.m3eval.score import score_outputs
 from m3kit.cli.main import main
 from m3kit.schema import Choice, ChoiceRole, Question
+from m3kit.schema.card import files_fingerprint
 
 
 def _storyline(source: float, order: float, content: float) -> dict[str, float]:
@@ -125,6 +127,14 @@ def test_cli_json_equals_hand_computation(released_root: Path, predictions_file:
     assert skipped[-1]["file"] == str(predictions_file) and skipped[-1]["record"] == "4"
     assert "invalid JSON" in skipped[-1]["reason"]
     assert result.pop("n_unmatched_predictions") == 1
+    # the reproducibility card: the model of external predictions is unknown; the data set's
+    # fingerprint is over the question files the loader reads, the predictions file's own hash
+    card = result.pop("card")
+    assert card["model"] is None and card["benchmark"] == "m3eval"
+    assert card["data_fingerprint"] == files_fingerprint(data_files(released_root))
+    assert card["predictions_sha256"] == hashlib.sha256(predictions_file.read_bytes()).hexdigest()
+    assert card["scoring"]["invalid"] == "counted wrong"
+    assert card["m3kit_version"] and card["inspect_ai_version"]
     assert_close(result, EXPECTED)
     # unrounded: 1 of 3 proactive answers right is 1/3 * 100 to the last bit, not 33.3333
     assert result["memory_interference"]["proactive"]["accuracy"] == 1 / 3 * 100

@@ -73,6 +73,14 @@ def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> 
     assert [row[0] for row in heads.rows] == ["Frame-Only", "Order", "Physical World Reasoning"]
     assert heads.rows[0][1:] == [s.second_head["Frame-Only"]
                                  for s in (none, concat, interleave, blind, subs_only)]
+    # last, every run's headline numbers as value [lo, hi] (groups of 4 resampled): the
+    # values are the leaderboard's
+    intervals = section.tables[-1]
+    assert [row[0] for row in intervals.rows][:1] == ["non_lin"]
+    runs = (none, concat, interleave, blind, subs_only)
+    assert len(intervals.columns) == 1 + len(runs)
+    assert sorted(cell.split(" [")[0] for cell in intervals.rows[0][1:]) == sorted(
+        f"{r.total:.2f}" if r.total is not None else "—" for r in runs)
     assert section.figures == [RADAR_FIGURE]
     assert (tmp_path / RADAR_FIGURE).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = write_report([section], tmp_path).read_text(encoding="utf-8")

@@ -60,7 +60,14 @@ def _check(result: dict) -> None:
 
 
 def _check_cli(result: dict, skipped: int = 0, unmatched: int = 0) -> list[dict]:
-    """``--json``: the leaderboard keys, then what was skipped (returned)."""
+    """``--json``: the leaderboard keys, the reproducibility card, then what was skipped
+    (returned)."""
+    assert list(result)[len(LEADERBOARD_KEYS)] == "card"
+    card = result.pop("card")
+    # external predictions: the model is unknown; the data and the predictions file are hashed
+    assert card["model"] is None and card["benchmark"] == "videomme_v2"
+    assert len(card["data_fingerprint"]) == len(card["predictions_sha256"]) == 64
+    assert card["scoring"]["relevance"].startswith("capability consistency 100*(k/4)^2")
     records = result.pop("skipped")
     assert (result.pop("n_skipped_records"), result.pop("n_unmatched_predictions")) == (
         skipped, unmatched)

@@ -55,12 +55,12 @@ from m3kit.schema import (
 )
 
 __all__ = [
-    "data_files",
     "BENCHMARK",
     "MEASURES",
     "M3EvalSet",
     "PredictionLine",
     "SkippedRecord",
+    "data_files",
     "load_m3eval",
     "measure_of",
     "memory_key",

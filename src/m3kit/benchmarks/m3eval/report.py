@@ -525,7 +525,20 @@ def sections(runs: Sequence[LoggedRun], out_dir: Path, *,
             raise M3kitError(f"a score file and an eval log both name the system {name!r}",
                              field="system")
         scores[name] = dict(data)
-    return m3eval_sections(scores, out_dir, humans=humans)
+    return [*m3eval_sections(scores, out_dir, humans=humans), *interval_sections(runs)]
+
+
+def interval_sections(runs: Sequence[LoggedRun]) -> list[ReportSection]:
+    """The headline numbers of the logged systems as ``value [lo, hi]`` (score files carry no
+    items to resample)."""
+    from m3kit.benchmarks.intervals import interval_table
+    from m3kit.benchmarks.m3eval import BENCHMARK as DECLARED
+
+    table = interval_table(DECLARED, runs, run_system)
+    if table is None:
+        return []
+    return [ReportSection(benchmark=BENCHMARK, title="M3Eval · Confidence intervals",
+                          tables=[table])]
 
 
 # -- the quickstart's tables: one row per answered question ------------------------------------

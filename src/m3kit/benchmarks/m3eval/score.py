@@ -64,7 +64,6 @@ from m3kit.schema.evallog import mean_cost
 from m3kit.schema.report import cost_cell, percent_cell
 
 __all__ = [
-    "scoring_rules",
     "RANDOM_ACCURACY",
     "RANDOM_BINARY_ACCURACY",
     "RANDOM_INTRUSION_RATE",
@@ -85,6 +84,7 @@ __all__ = [
     "score_predictions",
     "score_text",
     "scores_from_log",
+    "scoring_rules",
     "summary_rows",
 ]
 

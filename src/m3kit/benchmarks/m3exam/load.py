@@ -29,17 +29,17 @@ from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Questio
 from m3kit.schema import SkippedRecord as Skipped
 
 __all__ = [
-    "data_files",
-    "persona_files",
     "QUESTION_TYPES",
     "M3ExamData",
     "QuestionType",
     "answer_text",
+    "data_files",
     "evidence_session",
     "is_persona_folder",
     "load_m3exam",
     "load_m3exam_persona",
     "parse_evidence",
+    "persona_files",
     "split_supporting_facts",
 ]
 

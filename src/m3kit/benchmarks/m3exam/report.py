@@ -424,6 +424,16 @@ def _one_rule(rules: set[str | None]) -> str | None:
     return next(iter(rules), None)
 
 
+def _interval_tables(runs: Sequence[LoggedRun], title: str) -> list[Table]:
+    """The TOTAL's headline numbers as ``value [lo, hi]`` (0-1), one column per system."""
+    from m3kit.benchmarks.intervals import interval_table
+    from m3kit.benchmarks.m3exam import BENCHMARK as DECLARED
+
+    table = interval_table(DECLARED, runs, system_label,
+                           title=f"{title} · TOTAL with intervals")
+    return [table] if table is not None else []
+
+
 def _section(benchmark: str, runs: Sequence[LoggedRun], out_dir: Path) -> ReportSection:
     title = _TITLES.get(benchmark, benchmark)
     by_system = item_rows(runs)
@@ -439,6 +449,7 @@ def _section(benchmark: str, runs: Sequence[LoggedRun], out_dir: Path) -> Report
     for extra in (retrieval_table(by_system, benchmark), escalation_table(by_system, benchmark)):
         if extra is not None:
             tables.append(extra)
+    tables += _interval_tables(runs, title)
     notes = []
     failed = {s.system: s.cost["failed"] for s in summaries if s.cost["failed"]}
     for system, count in failed.items():

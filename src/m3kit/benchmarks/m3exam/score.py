@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,12 +40,18 @@ from m3kit.schema.report import Table, cost_cell, percent_cell
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
+    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+
 __all__ = [
-    "scoring_rules",
     "ItemScore",
     "M3ExamScores",
     "PredictionRecord",
     "aggregate_scores",
+    "cluster_of",
+    "headline",
+    "item_correct",
+    "items_from_log",
+    "items_from_predictions",
     "load_data",
     "overall_score",
     "read_predictions",
@@ -53,6 +60,7 @@ __all__ = [
     "score_predictions",
     "score_text",
     "scores_from_log",
+    "scoring_rules",
     "summary_rows",
 ]
 
@@ -239,6 +247,36 @@ def score_outputs(
     (the first is kept); predictions for unknown ids are counted (``n_unmatched_predictions``);
     questions without a prediction are not scored and are counted in ``missing``.
     """
+    judged = _judged_items(data, predictions, judge_model=judge_model,
+                           judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
+    card = M3ExamScores.model_validate({
+        **aggregate_scores(judged.items), "fj_rule": fj_rule, "missing": judged.missing,
+        "judge_failures": judged.judge_failures or None,
+    })
+    return card.with_skips([*data.skipped, *judged.repeated], judged.unmatched)
+
+
+@dataclass(frozen=True)
+class _JudgedItems:
+    """What ``score_outputs`` scores: the item scores (judged where a judge ran), and what it
+    reports beside them."""
+
+    items: list[ItemScore]
+    judge_failures: list[str]
+    missing: int
+    repeated: list[SkippedRecord]
+    unmatched: list[str]
+
+
+def _judged_items(
+    data: M3ExamData,
+    predictions: Sequence[PredictionRecord] | Mapping[str, str],
+    *,
+    judge_model: str | Model | None,
+    judge_model_args: Mapping[str, Any] | None,
+    cache: bool,
+    fj_rule: FjRule,
+) -> _JudgedItems:
     if fj_rule not in FJ_RULES:
         raise M3kitError(f"fj rule {fj_rule!r} is not one of {', '.join(FJ_RULES)}",
                          field="fj_rule")
@@ -294,12 +332,9 @@ def score_outputs(
             for i in items
         ]
         items = _rule_judged(items, force=True)
-
-    card = M3ExamScores.model_validate({
-        **aggregate_scores(items), "fj_rule": fj_rule, "missing": len(by_id) - len(texts),
-        "judge_failures": judge_failures or None,
-    })
-    return card.with_skips([*data.skipped, *repeated], sorted(set(unmatched)))
+    return _JudgedItems(items=items, judge_failures=judge_failures,
+                        missing=len(by_id) - len(texts), repeated=repeated,
+                        unmatched=sorted(set(unmatched)))
 
 
 def load_data(path: Path) -> M3ExamData:
@@ -413,3 +448,98 @@ def scoring_rules(fj_rule: FjRule = "exact") -> dict[str, str]:
         "fj": fj_rule,
         "overall": "0.5*LLM-J + (EM + F1 + BLEU-1)/6",
     }
+
+
+# -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
+
+
+def _status(em: float) -> str:
+    return "correct" if em >= 1.0 else "incorrect"
+
+
+def items_from_predictions(
+    data: Path,
+    predictions: Path,
+    *,
+    judge_model: str | Model | None = None,
+    judge_model_args: Mapping[str, Any] | None = None,
+    cache: bool = True,
+    fj_rule: FjRule = "exact",
+) -> list[M3ExamItem]:
+    """The per-item records of a predictions file, as ``score_predictions`` scores it (the same
+    options; questions without a prediction are not scored; the judge asked where given)."""
+    from m3kit.benchmarks.m3exam.load import evidence_session
+    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+
+    dataset = load_data(data)
+    records, bad = read_predictions(predictions)
+    match_predictions({q.id for q in dataset.questions}, [r.id for r in records], data=data,
+                      predictions=predictions, skipped=[*dataset.skipped, *bad])
+    judged = _judged_items(dataset, records, judge_model=judge_model,
+                           judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
+    by_id = {q.id: q for q in dataset.questions}
+    return [
+        M3ExamItem(id=i.id, status=_status(i.em), question_type=i.question_type,
+                   llm_judge=i.llm_judge, session=evidence_session(by_id[i.id]),
+                   **{name: getattr(i, name) for name in AnswerScores.model_fields})
+        for i in judged.items
+    ]
+
+
+def items_from_log(samples: Sequence[LoggedSample]) -> list[M3ExamItem]:
+    """The per-item records of a run, as ``scores_from_log`` counts them (samples inspect
+    recorded as errored left out), with their ids and sessions (from the question where the
+    record predates the field)."""
+    from m3kit.benchmarks.m3exam.load import evidence_session
+    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+
+    items = []
+    for sample in samples:
+        item = sample.item
+        if sample.error is not None or not isinstance(item, M3ExamItem):
+            continue
+        session = item.session or (evidence_session(sample.question)
+                                   if sample.question is not None else None)
+        items.append(item.model_copy(update={"id": sample.id, "session": session}))
+    return items
+
+
+def cluster_of(item: M3ExamItem) -> str:
+    """The unit M3Exam's intervals resample: the session holding the question's evidence
+    (persona and session), the question itself where it names no round."""
+    return item.session or item.id or ""
+
+
+def item_correct(item: M3ExamItem) -> bool:
+    """Full EM credit (EM is graded: 1/2**k for the k-th listed answer; only EM 1 is
+    correct)."""
+    return item.em == 1.0
+
+
+def headline(items: Sequence[M3ExamItem]) -> dict[str, float | None]:
+    """The TOTAL row of per-item records on the 0-1 scale, equal to the score card's
+    (``aggregate_scores``): ``em``, ``f1``, ``bleu1``, ``llm_judge`` and ``overall``. One pass
+    over the items: the bootstrap calls it for every resample."""
+    any_judge = any(i.llm_judge is not None for i in items)
+    ems: list[float] = []
+    f1s: list[float] = []
+    bleus: list[float] = []
+    judged: list[float] = []
+    for item in items:
+        ems.append(item.em)
+        if not item.in_total:
+            continue
+        if item.f1 is not None:
+            f1s.append(item.f1)
+        if item.bleu1 is not None:
+            bleus.append(item.bleu1)
+        judge = item.llm_judge
+        if judge is None and any_judge and item.kind == "abstention":
+            judge = item.em  # as ``_rule_judged``: the released rule is the verdict there
+        if judge is not None:
+            judged.append(judge)
+    em, f1, bleu1, llm_judge = _mean(ems), _mean(f1s), _mean(bleus), _mean(judged)
+    parts = (em, f1, bleu1, llm_judge)
+    overall = (overall_score(em, f1, bleu1, llm_judge)  # type: ignore[arg-type]
+               if all(p is not None for p in parts) else None)
+    return {"em": em, "f1": f1, "bleu1": bleu1, "llm_judge": llm_judge, "overall": overall}

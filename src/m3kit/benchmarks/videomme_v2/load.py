@@ -52,7 +52,6 @@ from m3kit.schema import (
 from m3kit.schema.io import UndecodableLine
 
 __all__ = [
-    "data_files",
     "BENCHMARK",
     "TABLE_NAMES",
     "GroupInfo",
@@ -60,6 +59,7 @@ __all__ = [
     "PredictionRow",
     "VideoMMEv2Error",
     "VideoMMEv2Set",
+    "data_files",
     "find_table",
     "load_videomme_v2",
     "read_predictions",

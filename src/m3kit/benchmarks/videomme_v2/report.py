@@ -222,6 +222,17 @@ def radar(runs: Sequence[Run], path: Path) -> Path | None:
     return path
 
 
+def _interval_tables(logged: Sequence[LoggedRun], runs: Sequence[Run]) -> list[Table]:
+    """The headline numbers as ``value [lo, hi]``, one column per run (``runs``: the scored
+    ``logged``, in its order)."""
+    from m3kit.benchmarks.intervals import interval_table
+    from m3kit.benchmarks.videomme_v2 import BENCHMARK as DECLARED
+
+    names = {id(run): scored.name for run, scored in zip(logged, runs, strict=True)}
+    table = interval_table(DECLARED, logged, lambda run: names[id(run)])
+    return [table] if table is not None else []
+
+
 def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
              cards: Mapping[str, Any] | None = None,
              humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
@@ -243,7 +254,7 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
         benchmark=BENCHMARK,
         title="Video-MME-v2",
         tables=[leaderboard_table(runs), details_table(runs), heads_table(runs, "second_head"),
-                heads_table(runs, "third_head")],
+                heads_table(runs, "third_head"), *_interval_tables(logged, runs)],
         figures=[figure.name] if figure is not None else [],
         notes=notes,
     )]

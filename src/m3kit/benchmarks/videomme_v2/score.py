@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from m3kit.benchmarks.videomme_v2.scorer import VideoMMEv2Item
 
 __all__ = [
-    "scoring_rules",
     "LEADERBOARD_KEYS",
     "GroupOutcome",
     "QuestionOutcome",
@@ -75,6 +74,7 @@ __all__ = [
     "score_predictions",
     "score_text",
     "scores_from_log",
+    "scoring_rules",
     "summary_rows",
 ]
 

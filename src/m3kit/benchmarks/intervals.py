@@ -1,0 +1,131 @@
+"""Confidence intervals on a run's headline numbers, for any declared benchmark.
+
+A benchmark declares its headline numbers (``Benchmark.headline``), the independent unit of an
+item (``cluster_of``, described by ``ci_unit``) and how a run's items are read
+(``items_from_log``, ``items_from_predictions``); this module joins them to
+``m3kit.metrics.bootstrap.cluster_bootstrap`` for ``m3kit score --ci``, ``m3kit eval``'s summary
+and ``m3kit report``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from m3kit.benchmarks.declaration import Benchmark
+from m3kit.metrics.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+from m3kit.schema.evallog import LoggedRun, LoggedSample
+from m3kit.schema.report import NA, Table
+
+__all__ = [
+    "HeadlineIntervals",
+    "interval_lines",
+    "interval_table",
+    "log_intervals",
+    "prediction_intervals",
+]
+
+
+class HeadlineIntervals(BaseModel):
+    """Each headline number with its percentile interval (``ci``), what was resampled
+    (``ci_unit``), the level, the number of resamples and the seed. ``model_dump()`` is the
+    part ``m3kit score --ci --json`` adds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ci: dict[str, Interval]
+    ci_unit: str
+    ci_level: float
+    ci_resamples: int
+    ci_seed: int
+
+    def heading(self) -> str:
+        """``95 % intervals, 2000 resamples of <unit>, seed 0``."""
+        return (f"{self.ci_level * 100:g} % intervals, {self.ci_resamples} resamples of "
+                f"{self.ci_unit}, seed {self.ci_seed}")
+
+
+def _intervals(benchmark: Benchmark, items: Sequence[Any], resamples: int, level: float,
+               seed: int) -> HeadlineIntervals:
+    return HeadlineIntervals(
+        ci=benchmark.headline_intervals(items, resamples=resamples, level=level, seed=seed),
+        ci_unit=benchmark.ci_unit, ci_level=level, ci_resamples=resamples, ci_seed=seed,
+    )
+
+
+def prediction_intervals(benchmark: Benchmark, data: Path, predictions: Path,
+                         options: Mapping[str, Any] | None = None, *,
+                         resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                         seed: int = DEFAULT_SEED) -> HeadlineIntervals:
+    """The headline intervals of an external predictions file, its items read as
+    ``score_predictions`` reads them (``options``: the same keywords)."""
+    if benchmark.items_from_predictions is None:
+        raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
+    items = benchmark.items_from_predictions.load()(data, predictions, **(options or {}))
+    return _intervals(benchmark, items, resamples, level, seed)
+
+
+def log_intervals(benchmark: Benchmark, samples: Sequence[LoggedSample], *,
+                  resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                  seed: int = DEFAULT_SEED) -> HeadlineIntervals:
+    """The headline intervals of a run's samples (``m3kit.report.logs.read_samples``)."""
+    if benchmark.items_from_log is None:
+        raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
+    return _intervals(benchmark, benchmark.items_from_log.load()(samples), resamples, level,
+                      seed)
+
+
+def interval_lines(intervals: HeadlineIntervals, names: Mapping[str, str], *,
+                   scale: float = 1.0, spec: str = ".1f", width: int = 80) -> list[str]:
+    """``label value [lo, hi]`` for the headline numbers ``names`` maps to labels (in its
+    order; undefined numbers left out), times ``scale``, joined with `` · `` into lines of at
+    most ``width`` characters under the heading."""
+    cells = []
+    for name, label in names.items():
+        interval = intervals.ci.get(name)
+        if interval is None or interval.value is None:
+            continue
+        scaled = Interval(**{k: None if v is None else v * scale
+                             for k, v in interval.model_dump().items()})
+        cells.append(f"{label} {scaled.text(spec)}")
+    if not cells:
+        return []
+    lines, line = [intervals.heading() + ":"], "  "
+    for cell in cells:
+        joined = f"{line} · {cell}" if line.strip() else f"{line}{cell}"
+        if len(joined) > width and line.strip():
+            lines.append(line)
+            line = f"  {cell}"
+        else:
+            line = joined
+    lines.append(line)
+    return lines
+
+
+def interval_table(benchmark: Benchmark, runs: Sequence[LoggedRun],
+                   system_of: Callable[[LoggedRun], str], *,
+                   title: str | None = None) -> Table | None:
+    """``m3kit report``'s table of headline numbers as ``value [lo, hi]``: one row per number
+    defined for some system, one column per system (``system_of``; the samples of its runs
+    pooled), at the bootstrap's defaults; None without runs or headline numbers."""
+    if benchmark.headline is None or benchmark.items_from_log is None or not runs:
+        return None
+    samples: dict[str, list[LoggedSample]] = {}
+    for run in runs:
+        samples.setdefault(system_of(run), []).extend(run.samples)
+    by_system = {system: log_intervals(benchmark, pooled) for system, pooled in samples.items()}
+    every = dict.fromkeys(name for i in by_system.values() for name in i.ci)
+    names = [name for name in every
+             if any(name in i.ci and i.ci[name].value is not None for i in by_system.values())]
+    if not names:
+        return None
+    first = next(iter(by_system.values()))
+    rows = [[name, *(i.ci[name].text(benchmark.headline_format)
+                     if name in i.ci and i.ci[name].value is not None else NA
+                     for i in by_system.values())]
+            for name in names]
+    return Table(title=title or f"{benchmark.title} · headline numbers with intervals",
+                 columns=["number", *by_system], rows=rows, caption=first.heading())

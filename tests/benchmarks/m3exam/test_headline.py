@@ -1,0 +1,72 @@
+"""M3Exam's headline numbers from per-item records: the same values as the score card's TOTAL,
+the session of the question's evidence as the bootstrap's unit."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from m3kit.benchmarks.m3exam import BENCHMARK
+from m3kit.benchmarks.m3exam.load import evidence_session, load_m3exam
+from m3kit.benchmarks.m3exam.score import (
+    cluster_of,
+    headline,
+    item_correct,
+    items_from_predictions,
+    score_predictions,
+)
+from m3kit.schema import Question
+
+
+@pytest.fixture
+def predictions(tmp_path: Path, m3exam_persona: Path) -> Path:
+    """Gold answers for every other question, a wrong one otherwise; a judge score on every
+    third line."""
+    lines = []
+    for i, q in enumerate(load_m3exam(m3exam_persona).questions):
+        record = {"id": q.id, "prediction": q.answer if i % 2 == 0 else "no idea"}
+        if i % 3 == 0:
+            record["judge"] = 1.0 if i % 2 == 0 else 0.25
+        lines.append(json.dumps(record))
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_headline_equals_the_score_card(m3exam_persona: Path, predictions: Path) -> None:
+    items = items_from_predictions(m3exam_persona, predictions)
+    total = score_predictions(m3exam_persona, predictions).total
+    assert headline(items) == {k: total[k] for k in ("em", "f1", "bleu1", "llm_judge",
+                                                     "overall")}
+    assert len(items) == total["count"] == 358
+    # gold answers (even lines) get full EM credit; "no idea" never does
+    assert sum(item_correct(i) for i in items) == 179
+
+
+def test_the_unit_is_the_evidence_session(m3exam_persona: Path, predictions: Path) -> None:
+    q = Question(id="Alex/7", benchmark="m3exam", text="?", answer="a", question_type="ss",
+                 evidence=["D3:5", "D4:1"], metadata={"persona": "Alex"})
+    assert evidence_session(q) == "Alex/D3"
+    assert evidence_session(q.model_copy(update={"evidence": []})) is None
+    items = items_from_predictions(m3exam_persona, predictions)
+    units = {cluster_of(i) for i in items}
+    # every question of the persona names its evidence; they fall in 15 of its sessions
+    # (45 questions on session 1 alone)
+    assert len(units) == 15
+    assert sum(cluster_of(i) == "Alex_Veterinarian/D1" for i in items) == 45
+    bare = items[0].model_copy(update={"session": None})
+    assert cluster_of(bare) == bare.id  # no evidence named: the question is its own unit
+
+
+def test_two_thousand_resamples_take_well_under_a_second_per_number(
+        m3exam_persona: Path, predictions: Path) -> None:
+    items = items_from_predictions(m3exam_persona, predictions)
+    start = time.perf_counter()
+    intervals = BENCHMARK.headline_intervals(items)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.5 * len(intervals)
+    for interval in intervals.values():
+        assert interval.lo < interval.value < interval.hi
