@@ -5,7 +5,9 @@ predictions files, and the one-line refusals (exit 2)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +50,8 @@ def test_compare_two_logs(builtin_runs: dict[str, Path],
     full, blind = builtin_runs["full"], builtin_runs["blind"]
     assert main(["compare", str(full), str(blind), "--json", "--resamples", "300"]) == 0
     out, err = capsys.readouterr()
-    result = json.loads(out)
+    # --json prints a list of comparisons: one pair of systems here
+    (result,) = json.loads(out)
     # the blind flag is the one card field besides the model that differs between the runs
     assert "the runs' cards differ in " in err and "blind" in result["card_differences"]
     assert not any(f.startswith("model") for f in result["card_differences"])
@@ -145,11 +148,210 @@ def test_compare_two_predictions_files(tmp_path: Path,
             "--predictions", str(b)]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    # Avg Acc 81.25 -> 100 (+18.75) and Non-Lin significant; McNemar b=0, c=3: p = 0.25
-    assert "avg_acc" in text and "81.25" in text and "+18.75*" in text
-    assert "+32.29*" in text
+    # Avg Acc 81.25 -> 100 (+18.75), Non-Lin +32.29; their intervals exclude 0, but the 4
+    # groups are under MIN_UNITS: no p and no *; McNemar b=0, c=3: p = 0.25
+    assert "avg_acc" in text and "81.25" in text and "+18.75 " in text
+    assert "+32.29 " in text and "*" not in text.split("McNemar")[0]
     assert "3 right in B only, p = 0.25" in text
     assert main([*argv, "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    (result,) = json.loads(capsys.readouterr().out)
     assert result["numbers"]["avg_acc"]["diff"] == 18.75
     assert result["mcnemar"] == {"n": 16, "b": 0, "c": 3, "p_value": 0.25}
+
+
+# -- folders of several systems, as a quickstart writes them ----------------------------------
+
+
+def _folder(root: Path, *sources: Path) -> Path:
+    """A folder holding the logs of ``sources`` (each one system's run)."""
+    root.mkdir()
+    for source in sources:
+        for log in source.glob("*.eval"):
+            shutil.copy(log, root / f"{source.name}-{log.name}")
+    return root
+
+
+def _flip_first_right(source: Path, dest: Path) -> str:
+    """``source``'s log written to ``dest`` with its first right answer scored wrong; the id of
+    that question."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    (path,) = source.glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.samples is not None
+    for sample in log.samples:
+        scores = [s for s in (sample.scores or {}).values()
+                  if (s.metadata or {}).get("status") == "correct"]
+        if scores:
+            for score in scores:
+                score.metadata = {**(score.metadata or {}), "status": "incorrect"}
+                score.value = 0.0
+            dest.mkdir()
+            write_eval_log(log, str(dest / path.name))
+            return str(sample.id)
+    raise AssertionError("the builtin model answered no question right")
+
+
+@pytest.fixture(scope="module")
+def two_systems(builtin_runs: dict[str, Path],
+                tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
+    """Run A: the full and the blind run in one folder. Run B: the same, but the full run with
+    its first right answer scored wrong. Run C: the full run alone."""
+    root = tmp_path_factory.mktemp("two_systems")
+    flipped = _flip_first_right(builtin_runs["full"], root / "flipped")
+    return {
+        "a": _folder(root / "a", builtin_runs["full"], builtin_runs["blind"]),
+        "b": _folder(root / "b", root / "flipped", builtin_runs["blind"]),
+        "c": _folder(root / "c", builtin_runs["full"]),
+        "flipped": flipped,
+    }
+
+
+def test_folders_of_two_systems_compare_pairwise(builtin_runs: dict[str, Path],
+                                                 two_systems: dict[str, Any],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = two_systems["a"], two_systems["b"]
+    assert main(["compare", str(a), str(b), "--json", "--resamples", "300"]) == 0
+    full, blind = json.loads(capsys.readouterr().out)
+    assert (full["a"], full["b"]) == ("m3kit/builtin", "m3kit/builtin")
+    assert (blind["a"], blind["b"]) == ("m3kit/builtin (blind)", "m3kit/builtin (blind)")
+    assert (full["source_a"], full["source_b"]) == (str(a), str(b))
+    right = {q for q, s in _statuses(builtin_runs["full"]).items() if s == "correct"}
+    assert two_systems["flipped"] in right
+    # the full runs differ by the one flipped answer: 100/6 points, right in A only;
+    # McNemar b = 1, c = 0: p = min(1, 2 * (1/2)**1) = 1
+    accuracy = full["numbers"]["nback_accuracy"]
+    assert accuracy["a"] == pytest.approx(100 * len(right) / 6)
+    assert accuracy["b"] == pytest.approx(100 * (len(right) - 1) / 6)
+    assert accuracy["diff"] == pytest.approx(-100 / 6)
+    assert full["mcnemar"] == {"n": 6, "b": 1, "c": 0, "p_value": 1.0}
+    # the blind runs are the same log: every difference 0, its interval [0, 0]
+    same = blind["numbers"]["nback_accuracy"]
+    assert (same["diff"], same["lo"], same["hi"]) == (0.0, 0.0, 0.0)
+    assert blind["mcnemar"] == {"n": 6, "b": 0, "c": 0, "p_value": 1.0}
+
+    assert main(["compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert f"M3Eval: A = m3kit/builtin ({a}), B = m3kit/builtin ({b})" in text
+    assert f"M3Eval: A = m3kit/builtin (blind) ({a}), B = m3kit/builtin (blind) ({b})" in text
+    assert "1 right in A only, 0 right in B only, p = 1" in text
+
+    argv = ["compare", str(a), str(b), "--json", "--system", "m3kit/builtin (blind)"]
+    assert main(argv) == 0
+    (only,) = json.loads(capsys.readouterr().out)
+    assert only["a"] == only["b"] == "m3kit/builtin (blind)"
+
+
+def test_systems_of_one_side_only_are_listed_and_left_out(two_systems: dict[str, Any],
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    assert main(["compare", str(two_systems["a"]), str(two_systems["c"]), "--json",
+                 "--resamples", "100"]) == 0
+    out, err = capsys.readouterr()
+    (result,) = json.loads(out)
+    assert result["a"] == result["b"] == "m3kit/builtin"
+    assert result["numbers"]["nback_accuracy"]["diff"] == 0.0
+    assert "m3kit: systems only in run A, left out: m3kit/builtin (blind)" in err
+
+
+def test_an_unknown_system_refuses_in_one_line(two_systems: dict[str, Any],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["compare", str(two_systems["a"]), str(two_systems["b"]), "--system", "gpt"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith(
+        "field '--system': run A holds no system 'gpt' (its systems: m3kit/builtin, "
+        "m3kit/builtin (blind))")
+
+
+# -- score files: m3kit score VERB --json --items ---------------------------------------------
+
+
+def _score_file(data: Path, predictions: Path, out: Path, capsys: pytest.CaptureFixture[str],
+                *extra: str) -> Path:
+    argv = ["score", "videomme-v2", "--data", str(data), "--predictions", str(predictions),
+            "--json", *extra]
+    assert main(argv) == 0
+    out.write_text(capsys.readouterr().out, encoding="utf-8")
+    return out
+
+
+def test_score_json_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_table(tmp_path / "test.jsonl", rows())
+    a = _predictions(tmp_path / "a.jsonl", {"001-4"})
+    with_items = json.loads(_score_file(data, a, tmp_path / "a.json", capsys,
+                                        "--items").read_text())
+    without = json.loads(_score_file(data, a, tmp_path / "plain.json", capsys).read_text())
+    assert "items" not in without and "benchmark" not in without
+    # --items adds two keys, and nothing else changes
+    assert {k: v for k, v in with_items.items() if k not in ("items", "benchmark")} == without
+    assert with_items["benchmark"] == "videomme_v2"
+    items = {item["id"]: item for item in with_items["items"]}
+    assert len(items) == 16
+    assert items["001-4"]["status"] == "incorrect" and items["001-3"]["status"] == "correct"
+    # each item carries its group of 4: the unit the bootstrap resamples
+    assert items["001-4"]["videomme_v2"]["group"] == items["001-1"]["videomme_v2"]["group"]
+    assert items["001-4"]["videomme_v2"]["group"] != items["002-1"]["videomme_v2"]["group"]
+
+    assert main(["score", "videomme-v2", "--data", str(data), "--predictions", str(a),
+                 "--items"]) == 2
+    assert "field 'items': the per-item records are part of the JSON: give --json too" in (
+        capsys.readouterr().err)
+
+
+def test_compare_two_score_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_table(tmp_path / "test.jsonl", rows())
+    a = _score_file(data, _predictions(tmp_path / "a.jsonl", {"001-4", "002-4", "003-4"}),
+                    tmp_path / "a.json", capsys, "--items")
+    b = _score_file(data, _predictions(tmp_path / "b.jsonl", set()), tmp_path / "b.json",
+                    capsys, "--items")
+    assert main(["compare", str(a), str(b), "--json"]) == 0
+    out, err = capsys.readouterr()
+    (result,) = json.loads(out)
+    # the same numbers as the predictions files compared with --score (test above):
+    # Avg Acc 81.25 -> 100; McNemar b = 0, c = 3: p = 2 * (1/2)**3
+    assert (result["a"], result["b"], result["n_shared"], result["n_units"]) == ("a", "b", 16, 4)
+    assert result["numbers"]["avg_acc"]["a"] == 81.25
+    assert result["numbers"]["avg_acc"]["diff"] == 18.75
+    assert result["mcnemar"] == {"n": 16, "b": 0, "c": 3, "p_value": 0.25}
+    # the cards differ in the predictions file's hash alone, which is the model's field
+    assert result["card_differences"] == [] and "warning" not in err
+    predictions = ["compare", "--score", "videomme-v2", "--data", str(data), "--predictions",
+                   str(tmp_path / "a.jsonl"), "--predictions", str(tmp_path / "b.jsonl"),
+                   "--json"]
+    assert main(predictions) == 0
+    (scored,) = json.loads(capsys.readouterr().out)
+    assert result["numbers"] == scored["numbers"]
+
+
+def test_a_score_file_without_items_is_refused(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_table(tmp_path / "test.jsonl", rows())
+    a = _score_file(data, _predictions(tmp_path / "a.jsonl", set()), tmp_path / "a.json",
+                    capsys)
+    b = _score_file(data, _predictions(tmp_path / "b.jsonl", set()), tmp_path / "b.json",
+                    capsys, "--items")
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"m3kit: error: {a}: field 'items': a score file without per-item records: "
+                   "re-run 'm3kit score VERB ... --json --items' to write one that compares")
+
+
+def test_a_bad_score_file_names_record_and_field(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_table(tmp_path / "test.jsonl", rows())
+    good = _score_file(data, _predictions(tmp_path / "a.jsonl", set()), tmp_path / "a.json",
+                       capsys, "--items")
+    bad = tmp_path / "bad.json"
+    content = json.loads(good.read_text())
+    del content["items"][1]["status"]
+    bad.write_text(json.dumps(content), encoding="utf-8")
+    assert main(["compare", str(good), str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"m3kit: error: {bad}: record items[1]: field 'status': Field required")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"answers": []}), encoding="utf-8")
+    assert main(["compare", str(good), str(other)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"m3kit: error: {other}: neither an inspect eval log nor a score file of 'm3kit score "
+        "VERB --json --items'")

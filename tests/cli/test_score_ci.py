@@ -65,6 +65,7 @@ def test_ci_text_shows_value_and_interval(videomme, capsys) -> None:
     assert "95 % intervals, 200 resamples of video (its group of 4 questions), seed 0" in out
     line = next(x for x in out.splitlines() if "non_lin " in x)
     assert "23.33 [" in line  # (25 + 25 + 400/12 + 10) / 4
+    assert "] (4 units)" in line  # the table's four groups of 4
 
 
 def test_ci_level_out_of_range_is_a_one_line_error(videomme, capsys) -> None:
@@ -87,6 +88,7 @@ def test_m3eval_and_m3exam_verbs_take_ci(tmp_path, m3exam_persona, capsys) -> No
     result = json.loads(capsys.readouterr().out)
     assert code == 0
     # gold answers everywhere: EM 1 in every resample, a zero-width interval
-    assert result["ci"]["em"] == {"value": 1.0, "lo": 1.0, "hi": 1.0}
-    assert result["ci"]["llm_judge"] == {"value": None, "lo": None, "hi": None}
+    # (the 40 questions' evidence lies in 7 sessions of the persona)
+    assert result["ci"]["em"] == {"value": 1.0, "lo": 1.0, "hi": 1.0, "n_units": 7}
+    assert result["ci"]["llm_judge"] == {"value": None, "lo": None, "hi": None, "n_units": 0}
     assert result["ci_unit"].startswith("session")

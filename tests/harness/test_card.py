@@ -84,7 +84,7 @@ def test_credentials_are_redacted_at_any_depth(monkeypatch: pytest.MonkeyPatch) 
         "https://host:8000/v1?token=***&mode=fast")
 
 
-def test_the_summary_line_and_the_report_table(logged, suite_dir: Path) -> None:
+def test_the_summary_line_and_the_report_table(logged, suite_dir: Path, tmp_path: Path) -> None:
     fingerprint = files_fingerprint([suite_dir / "questions.jsonl"])
     caption = summary_table(logged).caption
     assert caption == ("run: m3kit/builtin · no memory · frames 4 uniform, max side 64 · "
@@ -95,6 +95,15 @@ def test_the_summary_line_and_the_report_table(logged, suite_dir: Path) -> None:
     assert rows["data fingerprint"] == fingerprint
     assert rows["frames sent"] == "mean 4, min 4, max 4 (2 samples)"
     assert rows["prompt sha256"] == text_sha256(prompt_template())
+    # the hash and the text: the template under the table, collapsed, escaped in the HTML
+    assert section.tables[0].details == [("prompt template", prompt_template())]
+    import html
+
+    from m3kit.report.html import write_report
+
+    page = write_report([section], tmp_path / "report").read_text(encoding="utf-8")
+    assert (f"<details><summary>prompt template</summary><pre>"
+            f"{html.escape(prompt_template())}</pre></details>") in page
 
 
 def test_a_blind_run_records_no_frames(suite_dir: Path, tmp_path: Path) -> None:

@@ -12,11 +12,13 @@ from m3kit.metrics.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MIN_UNITS,
     Interval,
     PairedDifference,
     cluster_bootstrap,
     group_units,
     mcnemar_exact,
+    number_text,
     paired_cluster_bootstrap,
 )
 
@@ -31,7 +33,8 @@ def test_defaults() -> None:
 
 def test_all_equal_units_give_a_zero_width_interval() -> None:
     units = [[1, 0], [1, 0], [1, 0], [1, 0]]
-    assert cluster_bootstrap(units, mean_of) == {"mean": Interval(value=0.5, lo=0.5, hi=0.5)}
+    assert cluster_bootstrap(units, mean_of) == {
+        "mean": Interval(value=0.5, lo=0.5, hi=0.5, n_units=4)}
 
 
 def test_seed_fixes_the_draws_documented_in_the_module() -> None:
@@ -54,6 +57,7 @@ def test_hand_checked_two_units() -> None:
     # 1/3 + 0.925 * 2/3 = 0.95.
     wide = cluster_bootstrap(units, mean_of, resamples=4, seed=0)["mean"]
     assert (wide.lo, wide.hi) == (pytest.approx(0.0), pytest.approx(0.95))
+    assert wide.n_units == 2
 
 
 def test_whole_units_are_resampled_not_items() -> None:
@@ -61,7 +65,7 @@ def test_whole_units_are_resampled_not_items() -> None:
     # cluster resampling of 2 units only 0, 0.5 and 1.
     units = [[1, 1], [0, 0]]
     result = cluster_bootstrap(units, lambda xs: {"mean": sum(xs) / len(xs)}, resamples=200)
-    assert result["mean"] == Interval(value=0.5, lo=0.0, hi=1.0)
+    assert result["mean"] == Interval(value=0.5, lo=0.0, hi=1.0, n_units=2)
 
 
 def test_undefined_resamples_are_left_out_and_undefined_values_have_no_interval() -> None:
@@ -71,15 +75,35 @@ def test_undefined_resamples_are_left_out_and_undefined_values_have_no_interval(
         return {"rate": (sum(x == 1 for x in positive) / len(positive)) if positive else None,
                 "never": float("nan")}
 
-    result = cluster_bootstrap([[0], [1]], rates, resamples=50)
-    # Resamples drawing only unit 0 are undefined; the others all give rate 1.
-    assert result["rate"] == Interval(value=1.0, lo=1.0, hi=1.0)
-    assert result["never"] == Interval(value=None, lo=None, hi=None)
+    result = cluster_bootstrap([[0], [1], [1]], rates, resamples=50)
+    # Resamples drawing only unit 0 are undefined; the others all give rate 1. The rate is
+    # defined on units 1 and 2 alone, not on unit 0: it rests on 2 units.
+    assert result["rate"] == Interval(value=1.0, lo=1.0, hi=1.0, n_units=2)
+    assert result["never"] == Interval(value=None, lo=None, hi=None, n_units=0)
 
 
 def test_no_units() -> None:
-    assert cluster_bootstrap([], mean_of) == {"mean": Interval(value=None, lo=None, hi=None)}
-    assert cluster_bootstrap([[]], mean_of) == {"mean": Interval(value=None, lo=None, hi=None)}
+    none = Interval(value=None, lo=None, hi=None, n_units=0)
+    assert cluster_bootstrap([], mean_of) == {"mean": none}
+    assert cluster_bootstrap([[]], mean_of) == {"mean": none}
+
+
+def test_one_unit_has_no_interval() -> None:
+    # Every resample is the one unit again: a zero-width "interval" would claim certainty.
+    assert cluster_bootstrap([[1, 0, 0], []], mean_of) == {
+        "mean": Interval(value=1 / 3, lo=None, hi=None, n_units=1)}
+
+
+def test_n_units_counts_the_units_a_number_is_defined_on() -> None:
+    # "pos" is defined on units holding a positive item: units 1 and 3 of four.
+    def stats(items: list[int]) -> dict[str, float | None]:
+        positive = [x for x in items if x > 0]
+        return {"all": sum(items) / len(items),
+                "pos": sum(positive) / len(positive) if positive else None}
+
+    result = cluster_bootstrap([[0], [2], [0, 0], [4]], stats, resamples=20)
+    assert (result["all"].n_units, result["pos"].n_units) == (4, 2)
+    assert result["pos"].value == 3.0
 
 
 def test_bad_arguments() -> None:
@@ -89,30 +113,71 @@ def test_bad_arguments() -> None:
         cluster_bootstrap([[1]], mean_of, resamples=0)
 
 
-def test_group_units_keeps_first_appearance_order() -> None:
+def test_group_units_orders_units_by_name() -> None:
+    # Sorted by unit name, items in their order within a unit: the same draws whatever
+    # order the items came in.
     items = [("v2", 1), ("v1", 2), ("v2", 3)]
-    assert group_units(items, lambda x: x[0]) == [[("v2", 1), ("v2", 3)], [("v1", 2)]]
+    assert group_units(items, lambda x: x[0]) == [[("v1", 2)], [("v2", 1), ("v2", 3)]]
+
+
+def test_items_in_two_orders_give_identical_intervals() -> None:
+    # The same 12 items, units of unequal quality, in file order and shuffled: without the
+    # sorted numbering the seed would draw different units in the two orders.
+    items = [(f"u{i % 5}", int(i % 5 < 2 or i == 7)) for i in range(12)]
+    shuffled = [items[i] for i in (11, 3, 7, 0, 9, 5, 1, 10, 2, 8, 6, 4)]
+
+    def mean_of_pairs(xs: list[tuple[str, int]]) -> dict[str, float | None]:
+        return {"mean": sum(x for _, x in xs) / len(xs)}
+
+    def run(order: list[tuple[str, int]]) -> Interval:
+        return cluster_bootstrap(group_units(order, lambda x: x[0]), mean_of_pairs,
+                                 resamples=200)["mean"]
+
+    assert run(items) == run(shuffled)
+    assert run(items).lo < run(items).hi  # units differ: a real interval, not zero width
 
 
 def test_interval_text() -> None:
-    assert Interval(value=41.8, lo=38.25, hi=45.5).text() == "41.8 [38.2, 45.5]"
-    assert Interval(value=0.4561, lo=0.4, hi=0.5).text(".3f") == "0.456 [0.400, 0.500]"
-    assert Interval(value=None, lo=None, hi=None).text() == "-"
-    assert Interval(value=1.0, lo=None, hi=None).text() == "1.0"
+    assert Interval(value=41.8, lo=38.25, hi=45.5, n_units=24).text() == "41.8 [38.2, 45.5]"
+    assert Interval(value=41.8, lo=38.25, hi=45.5, n_units=24).text(units=True) == (
+        "41.8 [38.2, 45.5] (24 units)")
+    assert Interval(value=0.4561, lo=0.4, hi=0.5, n_units=10).text(".3f") == (
+        "0.456 [0.400, 0.500]")
+    assert Interval(value=None, lo=None, hi=None, n_units=0).text() == "-"
+    # fewer than MIN_UNITS units: shown with its unit count; fewer than 2: no interval
+    assert MIN_UNITS == 10
+    assert Interval(value=50.0, lo=0.0, hi=100.0, n_units=3).text() == (
+        "50.0 [0.0, 100.0] (3 units)")
+    assert Interval(value=1.0, lo=None, hi=None, n_units=1).text() == "1.0 (1 unit)"
+    # no negative zero
+    assert Interval(value=-0.0, lo=-0.001, hi=50.0, n_units=12).text(".2f") == (
+        "0.00 [0.00, 50.00]")
+
+
+def test_number_text_never_prints_negative_zero() -> None:
+    assert number_text(-0.0, ".2f", signed=True) == "+0.00"
+    assert number_text(-0.004, ".2f", signed=True) == "+0.00"
+    assert number_text(-0.004, ".2f") == "0.00"
+    assert number_text(-0.006, ".2f", signed=True) == "-0.01"
+    assert number_text(-50.0, ".2f", signed=True) == "-50.00"
+    assert number_text(0.0, ".2f", signed=True) == "+0.00"
+    assert number_text(None, ".2f", missing="n/a") == "n/a"
 
 
 def test_paired_identical_systems_differ_by_zero_with_p_one() -> None:
     units = [[(1, 1), (0, 0)], [(1, 1)], [(0, 0)]]
-    result = paired_cluster_bootstrap(units, mean_of)
+    result = paired_cluster_bootstrap(units, mean_of, min_units=1)
     assert result == {"mean": PairedDifference(a=0.5, b=0.5, diff=0.0, lo=0.0, hi=0.0,
-                                               p_value=1.0)}
+                                               p_value=1.0, n_units=3)}
 
 
 def test_paired_system_b_always_right() -> None:
     units = [[(0, 1)], [(0, 1), (0, 1)], [(0, 1)]]
-    result = paired_cluster_bootstrap(units, mean_of)["mean"]
+    result = paired_cluster_bootstrap(units, mean_of, min_units=1)["mean"]
     # Every resample's difference is 1: P(d <= 0) = 0, so p = 0.
-    assert result == PairedDifference(a=0.0, b=1.0, diff=1.0, lo=1.0, hi=1.0, p_value=0.0)
+    assert result == PairedDifference(a=0.0, b=1.0, diff=1.0, lo=1.0, hi=1.0, p_value=0.0,
+                                      n_units=3)
+    assert result.significant
 
 
 def test_paired_hand_checked_two_units() -> None:
@@ -121,7 +186,8 @@ def test_paired_hand_checked_two_units() -> None:
     # P(d <= 0) = 3/4, P(d >= 0) = 2/4 -> p = 2 * 1/2 = 1.
     # Sorted d: -1, -1, 0, 1; level 0.5: position 0.75 -> -1, position 2.25 -> 0.25.
     units = [[(1, 0)], [(0, 1)]]
-    result = paired_cluster_bootstrap(units, mean_of, resamples=4, level=0.5)["mean"]
+    result = paired_cluster_bootstrap(units, mean_of, resamples=4, level=0.5,
+                                      min_units=1)["mean"]
     assert result.diff == 0.0
     assert (result.lo, result.hi) == (pytest.approx(-1.0), pytest.approx(0.25))
     assert result.p_value == 1.0
@@ -130,11 +196,44 @@ def test_paired_hand_checked_two_units() -> None:
 def test_paired_p_value_one_sided_mass() -> None:
     # Three units: b gains on units 1 and 2 and loses on unit 0; diff = 1/3.
     units = [[(1, 0)], [(0, 1)], [(0, 1)]]
-    result = paired_cluster_bootstrap(units, mean_of, resamples=5, level=0.5)["mean"]
+    result = paired_cluster_bootstrap(units, mean_of, resamples=5, level=0.5,
+                                      min_units=1)["mean"]
     # Seed 0, 5 resamples draw [2,1,1] -> 3 gains -> d = 1; [0,0,0] -> 3 losses -> d = -1;
     # [0,0,0] -> -1; [2,1,2] -> d = 1; [1,1,2] -> d = 1. P(d <= 0) = 2/5, P(d >= 0) = 3/5 -> p = 0.8.
     assert result.diff == pytest.approx(1 / 3)
     assert result.p_value == pytest.approx(0.8)
+
+
+def test_paired_few_units_give_no_p_value_and_no_mark() -> None:
+    # B right on every item of 3 units, A wrong: the interval of the difference is [1, 1],
+    # but 3 units are under MIN_UNITS: no p-value, never significant.
+    units = [[(0, 1)], [(0, 1), (0, 1)], [(0, 1)]]
+    result = paired_cluster_bootstrap(units, mean_of)["mean"]
+    assert result == PairedDifference(a=0.0, b=1.0, diff=1.0, lo=1.0, hi=1.0, p_value=None,
+                                      n_units=3)
+    assert not result.significant
+    # the same with 10 units: p = 0 and significant
+    ten = paired_cluster_bootstrap([[(0, 1)]] * 10, mean_of)["mean"]
+    assert (ten.n_units, ten.p_value, ten.significant) == (10, 0.0, True)
+
+
+def test_paired_one_unit_has_no_interval() -> None:
+    # The reviewer's case: a difference of -50 points resting on ONE probe video.
+    units = [[(1, 0), (1, 1)]]
+    result = paired_cluster_bootstrap(units, mean_of)["mean"]
+    assert result == PairedDifference(a=1.0, b=0.5, diff=-0.5, lo=None, hi=None, p_value=None,
+                                      n_units=1)
+    assert not result.significant
+
+
+def test_paired_n_units_needs_the_number_in_both_runs_of_a_unit() -> None:
+    def positive_mean(items: list[int]) -> dict[str, float | None]:
+        positive = [x for x in items if x > 0]
+        return {"pos": sum(positive) / len(positive) if positive else None}
+
+    # unit 0: defined in a only; unit 1: in both; unit 2: in b only; unit 3: in both
+    units = [[(1, 0)], [(2, 2)], [(0, 3)], [(1, 1)]]
+    assert paired_cluster_bootstrap(units, positive_mean)["pos"].n_units == 2
 
 
 @pytest.mark.parametrize(("b", "c", "p"), [

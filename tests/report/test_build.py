@@ -93,3 +93,18 @@ def test_build_report_from_score_files(tmp_path: Path):
     assert "| Human | 30.00 | 20.00 | 10.00 | 5.00 |" in markdown
     assert "| Random | 25.00 | 25.00 | 25.00 | 25.00 |" in markdown
     assert "| m | 30.00 | 20.00 | 10.00 | 5.00 |" in markdown
+
+
+def test_table_details_are_escaped_and_collapsed(tmp_path: Path):
+    from m3kit.report.html import write_report
+    from m3kit.schema.report import ReportSection, Table
+
+    template = "Answer <only> the letter & nothing else:\n{question}"
+    table = Table(title="t", columns=["setting", "value"], rows=[["prompt sha256", "ab"]],
+                  details=[("prompt template", template)])
+    page = write_report([ReportSection(benchmark="", title="How", tables=[table])],
+                        tmp_path).read_text(encoding="utf-8")
+    block = ("<details><summary>prompt template</summary><pre>Answer &lt;only&gt; the letter "
+             "&amp; nothing else:\n{question}</pre></details>")
+    assert f"</table>{block}" in page
+    assert block in (tmp_path / "tables.md").read_text(encoding="utf-8")

@@ -92,8 +92,10 @@ def test_two_logs_hand_computed(scripted_runs: dict[str, Path]) -> None:
     assert accuracy.a == pytest.approx(400 / 6) and accuracy.b == 100.0
     assert accuracy.diff == pytest.approx(200 / 6)
     # per probe video, B - A in points per question: v0 (0, 0), v1 (100, 0), v2 (100, 0)
-    lo, hi, p = _expected_interval([[0, 0], [100, 0], [100, 0]], 500, 3)
-    assert (accuracy.lo, accuracy.hi, accuracy.p_value) == pytest.approx((lo, hi, p))
+    lo, hi, _ = _expected_interval([[0, 0], [100, 0], [100, 0]], 500, 3)
+    assert (accuracy.lo, accuracy.hi) == pytest.approx((lo, hi))
+    # 3 units, under MIN_UNITS: the interval is shown, but no p-value and no *
+    assert (accuracy.n_units, accuracy.p_value, significant(accuracy)) == (3, None, False)
     # the intrusion: A chose it once (q2) of 6 offers, B never
     intrusion = result.numbers["intrusion_rate"]
     assert (intrusion.a, intrusion.b) == pytest.approx((100 / 6, 0.0))
@@ -104,7 +106,7 @@ def test_two_logs_hand_computed(scripted_runs: dict[str, Path]) -> None:
     assert (result.mcnemar.n, result.mcnemar.b, result.mcnemar.c) == (6, 0, 2)
     assert result.mcnemar.p_value == 0.5
     assert (result.unit, result.resamples, result.level, result.seed) == (
-        "probe video (its questions share it)", 500, 0.95, 3)
+        "source video pair (the probe video where no pair is known)", 500, 0.95, 3)
 
 
 def test_items_of_one_run_only_are_listed_and_left_out(scripted_runs: dict[str, Path]) -> None:
@@ -181,9 +183,11 @@ def test_videomme_v2_predictions_hand_computed(tmp_path: Path) -> None:
     non_lin = result.numbers["non_lin"]
     assert non_lin.a == pytest.approx((56.25 + 56.25 + 700 / 12 + 100) / 4)
     assert non_lin.b == 100.0 and non_lin.diff == pytest.approx(sum(group_diffs) / 4)
-    lo, hi, p = _expected_interval([[d] for d in group_diffs], 400, 0)
-    assert (non_lin.lo, non_lin.hi, non_lin.p_value) == pytest.approx((lo, hi, p))
-    assert significant(non_lin)
+    lo, hi, _ = _expected_interval([[d] for d in group_diffs], 400, 0)
+    assert (non_lin.lo, non_lin.hi) == pytest.approx((lo, hi))
+    # the interval excludes 0, but 4 groups are under MIN_UNITS: no p-value, no *
+    assert lo > 0
+    assert (non_lin.n_units, non_lin.p_value, significant(non_lin)) == (4, None, False)
     avg = result.numbers["avg_acc"]
     assert (avg.a, avg.b, avg.diff) == pytest.approx((1300 / 16, 100.0, 300 / 16))
     # level 3: groups 003 and 004
@@ -247,8 +251,9 @@ def test_m3exam_score_options_reach_the_items(m3exam_persona: Path, tmp_path: Pa
                          for q in questions), encoding="utf-8")
 
     def em_of_a(**options: str) -> float | None:
-        result = compare_inputs([], score="m3exam", data=m3exam_persona, predictions=[a, b],
-                                score_options=options, resamples=50)
+        (result,) = compare_inputs([], score="m3exam", data=m3exam_persona,
+                                   predictions=[a, b], score_options=options,
+                                   resamples=50).comparisons
         return result.numbers["em"].a
 
     # the paper's rule scores the whole answer: A's judgements score 0; by the letter, 1
@@ -258,3 +263,105 @@ def test_m3exam_score_options_reach_the_items(m3exam_persona: Path, tmp_path: Pa
                                            r"options: judge_model, judge_model_args, cache, "
                                            r"fj_rule\)"):
         em_of_a(rule="letter")
+
+
+# -- pairing the systems of two sides ---------------------------------------------------------
+
+
+def _labelled(label: str, side: str) -> RunItems:
+    return RunItems(benchmark="m3eval", label=label, source=side, items={})
+
+
+def test_pair_systems() -> None:
+    from m3kit.report.compare import pair_systems
+
+    one_a, one_b = _labelled("x", "A"), _labelled("y", "B")
+    # one system a side: that pair, whatever the labels
+    assert pair_systems([one_a], [one_b]) == ([(one_a, one_b)], [], [])
+    a = [_labelled("m + rag", "A"), _labelled("m", "A"), _labelled("m (blind)", "A")]
+    b = [_labelled("m", "B"), _labelled("m + rag", "B"), _labelled("n", "B")]
+    pairs, only_a, only_b = pair_systems(a, b)
+    # pairs by label, in label order; the others listed, left out
+    assert [(x.label, x.source, y.label, y.source) for x, y in pairs] == [
+        ("m", "A", "m", "B"), ("m + rag", "A", "m + rag", "B")]
+    assert (only_a, only_b) == (["m (blind)"], ["n"])
+    # --system: that label on each side holding several; a single run as it is
+    assert pair_systems(a, b, "m + rag") == ([(a[0], b[1])], [], [])
+    assert pair_systems(a, [one_b], "m") == ([(a[1], one_b)], [], [])
+    with pytest.raises(CompareError, match=r"run B holds no system 'm \(blind\)' \(its "
+                                           r"systems: m, m \+ rag, n\)"):
+        pair_systems(a, b, "m (blind)")
+    with pytest.raises(CompareError, match=r"the runs share no system \(A: m, m \(blind\), "
+                                           r"m \+ rag; B: p, q\): give --system LABEL"):
+        pair_systems(a, [_labelled("q", "B"), _labelled("p", "B")])
+
+
+# -- few units: no p-value, no *, the unit count shown ----------------------------------------
+
+
+def _interference_run(label: str, correct: dict[str, bool], source_of: dict[str, str],
+                      condition: dict[str, str]) -> RunItems:
+    from m3kit.benchmarks.m3eval.scorer import M3EvalItem
+
+    return RunItems(benchmark="m3eval", label=label, source=label, items={
+        qid: M3EvalItem(id=qid, status="correct" if right else "incorrect", letter="A",
+                        groups={"paradigm": "interference", "condition": condition[qid]},
+                        offers_intrusion=False, video=f"probe-{qid}",
+                        source=source_of[qid])
+        for qid, right in correct.items()})
+
+
+def test_a_difference_on_one_unit_is_never_significant() -> None:
+    # The reviewer's case: proactive accuracy 100 -> 50 on the two questions of ONE source
+    # pair; every resample draws that pair, so the bootstrap would say [-50, -50], p < 0.0005.
+    from m3kit.report.compare import comparison_table
+
+    ids = ["q0", "q1"]
+    source = dict.fromkeys(ids, "pair:p0")
+    condition = dict.fromkeys(ids, "proactive")
+    a = _interference_run("a", {"q0": True, "q1": True}, source, condition)
+    b = _interference_run("b", {"q0": True, "q1": False}, source, condition)
+    result = compare_runs(a, b)
+    proactive = result.numbers["proactive_accuracy"]
+    assert (proactive.diff, proactive.lo, proactive.hi, proactive.p_value,
+            proactive.n_units) == (-50.0, None, None, None, 1)
+    rows = {row[0]: row for row in comparison_table(result).rows}
+    assert rows["proactive_accuracy"][3:] == ["-50.00", "—", "—", "1"]
+
+
+def test_a_difference_on_ten_units_gets_its_p_and_mark() -> None:
+    # Ten source pairs, one question each: A wrong on all, B right on all. Every resample's
+    # difference is +100: interval [+100, +100], no resample crosses 0 (p < 1/2000), marked *.
+    from m3kit.report.compare import comparison_table
+
+    ids = [f"q{i}" for i in range(10)]
+    source = {qid: f"pair:p{i}" for i, qid in enumerate(ids)}
+    condition = dict.fromkeys(ids, "proactive")
+    a = _interference_run("a", dict.fromkeys(ids, False), source, condition)
+    b = _interference_run("b", dict.fromkeys(ids, True), source, condition)
+    result = compare_runs(a, b)
+    rows = {row[0]: row for row in comparison_table(result).rows}
+    assert rows["accuracy"][1:] == ["0.00", "100.00", "+100.00*", "[+100.00, +100.00]",
+                                    "<0.0005", "10"]
+    # the same runs but a pair fewer: 9 units, no p, no *
+    nine = compare_runs(_interference_run("a", dict.fromkeys(ids[:9], False), source, condition),
+                        _interference_run("b", dict.fromkeys(ids[:9], True), source, condition))
+    rows = {row[0]: row for row in comparison_table(nine).rows}
+    assert rows["accuracy"][3:] == ["+100.00", "[+100.00, +100.00]", "—", "9"]
+
+
+def test_proactive_and_retroactive_probes_of_one_pair_are_one_unit() -> None:
+    # Two pairs, each with a proactive and a retroactive probe: 2 units, not 4; the delta
+    # (proactive - retroactive) is defined within each pair, so it rests on both.
+    ids = ["p0-pro", "p0-retro", "p1-pro", "p1-retro"]
+    source = {qid: f"pair:{qid[:2]}" for qid in ids}
+    condition = {qid: "proactive" if qid.endswith("pro") else "retroactive" for qid in ids}
+    a = _interference_run("a", dict.fromkeys(ids, True), source, condition)
+    b = _interference_run("b", {"p0-pro": False, "p0-retro": True, "p1-pro": True,
+                                "p1-retro": True}, source, condition)
+    result = compare_runs(a, b, resamples=200)
+    assert result.n_units == 2
+    delta = result.numbers["delta_accuracy"]
+    # A: 100 - 100 = 0; B: 50 - 100 = -50. Per pair B's delta is -100 (p0) and 0 (p1).
+    assert (delta.a, delta.b, delta.diff, delta.n_units) == (0.0, -50.0, -50.0, 2)
+    assert delta.lo is not None and delta.p_value is None

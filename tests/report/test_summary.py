@@ -58,11 +58,13 @@ def test_m3eval_table(log):
     assert rows["condition=near"]["intr%"] == "100.0"  # q1: 1/1
     assert rows["condition=far"]["intr%"] == "0.0"  # q0, q2: 0/2 (q4 excluded)
     assert rows["condition=plain"]["intr%"] == NA  # q3 only: intrusion does not apply
-    # the intervals under the table: q0..q3 ask of one probe video, the one unit the bootstrap
-    # can draw, so every resample is the whole run and each interval has zero width
+    # the intervals under the table: q0..q3 ask of one probe video (no source pair named),
+    # the one unit the bootstrap can draw: every resample would be the whole run, so no
+    # interval, the unit count instead (the heading wrapped at 80 columns)
     assert table.intervals == [
-        "95 % intervals, 2000 resamples of probe video (its questions share it), seed 0:",
-        "  acc% 25.0 [25.0, 25.0] · intr% 33.3 [33.3, 33.3]",
+        "95 % intervals, 2000 resamples of source video pair (the probe video where no",
+        "  pair is known), seed 0:",
+        "  acc% 25.0 (1 unit) · intr% 33.3 (1 unit)",
     ]
     # the log's own metric is the same definition: 1 / 3, and so is it read back from disk
     from inspect_ai.log import read_eval_log
@@ -115,8 +117,9 @@ def test_m3exam_table_uses_its_own_scores(tmp_path, m3exam_persona):
     # under the table: each headline number as value [lo, hi], the value the column's
     heading, numbers = table.intervals[0], " ".join(table.intervals[1:])
     assert heading.startswith("95 % intervals, 2000 resamples of session")
+    # the two questions' evidence lies in one session: one unit, no interval
     for column in ("EM", "F1", "BLEU-1"):
-        assert f"{column} {overall[column]} [" in numbers, column
+        assert f"{column} {overall[column]} (1 unit)" in numbers, column
 
 
 def test_intrusion_rate_is_nan_without_intrusion_options(tmp_path, probe_video, make_q,
@@ -187,18 +190,57 @@ def test_group_labels_never_break_mid_word_at_80_columns(log):
 
 def test_report_sections_show_the_headline_intervals(log, tmp_path):
     """``m3kit report``'s M3Eval sections end with every headline number of each logged system
-    as ``value [lo, hi]``: one probe video, so zero-width intervals (see test_m3eval_table)."""
+    as ``value [lo, hi] (n units)``: one probe video, so no interval (see test_m3eval_table)."""
     from m3kit.benchmarks.m3eval.report import sections
     from m3kit.report.logs import read_run
 
     (section,) = [s for s in sections([read_run(log)], tmp_path)
                   if s.title == "M3Eval · Confidence intervals"]
     (table,) = section.tables
-    assert table.caption == ("95 % intervals, 2000 resamples of probe video (its questions "
-                             "share it), seed 0")
+    assert table.caption == (
+        "95 % intervals, 2000 resamples of source video pair (the probe video where no pair "
+        "is known), seed 0. A number on fewer than 10 units has an unreliable interval (the "
+        "percentile cluster bootstrap undercovers with few units), and on fewer than 2 none")
     cells = {row[0]: row[1] for row in table.rows}
     # the suite's conditions (far, near, plain) are none of the paper's directions: only the
     # overall numbers are defined, and only they have rows
     assert list(cells) == ["accuracy", "intrusion_rate"]
-    assert cells["accuracy"] == "25.00 [25.00, 25.00]"
-    assert cells["intrusion_rate"] == "33.33 [33.33, 33.33]"
+    assert cells["accuracy"] == "25.00 (1 unit)"
+    assert cells["intrusion_rate"] == "33.33 (1 unit)"
+
+
+def test_every_summary_line_fits_80_columns(tmp_path, probe_video, make_q, m3exam_persona,
+                                            monkeypatch, capsys):
+    """What ``m3kit eval`` prints for each benchmark's summary (the table, the intervals and
+    the card line, whose m3kit/builtin frame policy alone runs past 80 characters) fits 80
+    columns, the long lines wrapped at word boundaries."""
+    from ..benchmarks.videomme_v2.conftest import write_release
+
+    monkeypatch.setenv("COLUMNS", "80")
+    suite = _suite(tmp_path / "suite", probe_video, make_q)
+    runs = {
+        # the builtin's default frames: "frames uniform (96, 144 for repetition, 8 per
+        # N-Back clip)" makes the card line 100-odd characters
+        "synth_interference": ["-T", f"suite={suite}"],
+        "m3exam": ["-T", f"data={m3exam_persona}", "-T", "regime=oracle-text", "--limit", "2"],
+        "videomme_v2": ["-M", "ocr=false", "-T",
+                        f"data={write_release(tmp_path / 'rel', probe_video)}",
+                        "--limit", "4"],
+    }
+    for task, args in runs.items():
+        code = main(["eval", task, "--model", "m3kit/builtin", *args, "--log-dir",
+                     str(tmp_path / "logs" / task)])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        # the summary: everything before the skips and the log's path (paths are as long
+        # as they are)
+        lines = out.splitlines()
+        end = next(i for i, line in enumerate(lines) if line.startswith(("skipped ", "log: ")))
+        summary = lines[:end]
+        assert max(len(line) for line in summary) <= 80, (task, summary)
+        run = next(i for i, line in enumerate(summary) if line.startswith("run: "))
+        card = " ".join(line.strip() for line in summary[run:] if line.strip())
+        assert "· data " in card, (task, card)  # the card's last field, whole
+        if task == "synth_interference":
+            assert len(card) > 80 and "frames uniform (96, 144 for repetition, 8 per N-Back " \
+                "clip)" in card

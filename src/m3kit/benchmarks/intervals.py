@@ -9,6 +9,7 @@ and ``m3kit report``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from m3kit.benchmarks.declaration import Benchmark
-from m3kit.metrics.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+from m3kit.metrics.bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    few_units_note,
+)
 from m3kit.schema.evallog import LoggedRun, LoggedSample
 from m3kit.schema.report import NA, Table
 
@@ -24,15 +31,16 @@ __all__ = [
     "HeadlineIntervals",
     "interval_lines",
     "interval_table",
+    "item_intervals",
     "log_intervals",
     "prediction_intervals",
 ]
 
 
 class HeadlineIntervals(BaseModel):
-    """Each headline number with its percentile interval (``ci``), what was resampled
-    (``ci_unit``), the level, the number of resamples and the seed. ``model_dump()`` is the
-    part ``m3kit score --ci --json`` adds."""
+    """Each headline number with its percentile interval and the units it rests on (``ci``),
+    what was resampled (``ci_unit``), the level, the number of resamples and the seed.
+    ``model_dump()`` is the part ``m3kit score --ci --json`` adds."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -48,8 +56,10 @@ class HeadlineIntervals(BaseModel):
                 f"{self.ci_unit}, seed {self.ci_seed}")
 
 
-def _intervals(benchmark: Benchmark, items: Sequence[Any], resamples: int, level: float,
-               seed: int) -> HeadlineIntervals:
+def item_intervals(benchmark: Benchmark, items: Sequence[Any], *,
+                   resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                   seed: int = DEFAULT_SEED) -> HeadlineIntervals:
+    """The headline intervals of a run's per-item records (``Benchmark.score_item``)."""
     return HeadlineIntervals(
         ci=benchmark.headline_intervals(items, resamples=resamples, level=level, seed=seed),
         ci_unit=benchmark.ci_unit, ci_level=level, ci_resamples=resamples, ci_seed=seed,
@@ -65,7 +75,7 @@ def prediction_intervals(benchmark: Benchmark, data: Path, predictions: Path,
     if benchmark.items_from_predictions is None:
         raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
     items = benchmark.items_from_predictions.load()(data, predictions, **(options or {}))
-    return _intervals(benchmark, items, resamples, level, seed)
+    return item_intervals(benchmark, items, resamples=resamples, level=level, seed=seed)
 
 
 def log_intervals(benchmark: Benchmark, samples: Sequence[LoggedSample], *,
@@ -74,26 +84,24 @@ def log_intervals(benchmark: Benchmark, samples: Sequence[LoggedSample], *,
     """The headline intervals of a run's samples (``m3kit.report.logs.read_samples``)."""
     if benchmark.items_from_log is None:
         raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
-    return _intervals(benchmark, benchmark.items_from_log.load()(samples), resamples, level,
-                      seed)
+    return item_intervals(benchmark, benchmark.items_from_log.load()(samples),
+                          resamples=resamples, level=level, seed=seed)
 
 
 def interval_lines(intervals: HeadlineIntervals, names: Mapping[str, str], *,
                    scale: float = 1.0, spec: str = ".1f", width: int = 80) -> list[str]:
-    """``label value [lo, hi]`` for the headline numbers ``names`` maps to labels (in its
-    order; undefined numbers left out), times ``scale``, joined with `` · `` into lines of at
-    most ``width`` characters under the heading."""
+    """``label value [lo, hi] (n units)`` for the headline numbers ``names`` maps to labels (in
+    its order; undefined numbers left out), times ``scale``, joined with `` · `` into lines of
+    at most ``width`` characters under the heading (wrapped at word boundaries)."""
     cells = []
     for name, label in names.items():
         interval = intervals.ci.get(name)
         if interval is None or interval.value is None:
             continue
-        scaled = Interval(**{k: None if v is None else v * scale
-                             for k, v in interval.model_dump().items()})
-        cells.append(f"{label} {scaled.text(spec)}")
+        cells.append(f"{label} {interval.scaled(scale).text(spec, units=True)}")
     if not cells:
         return []
-    lines, line = [intervals.heading() + ":"], "  "
+    lines, line = textwrap.wrap(intervals.heading() + ":", width, subsequent_indent="  "), "  "
     for cell in cells:
         joined = f"{line} · {cell}" if line.strip() else f"{line}{cell}"
         if len(joined) > width and line.strip():
@@ -108,7 +116,8 @@ def interval_lines(intervals: HeadlineIntervals, names: Mapping[str, str], *,
 def interval_table(benchmark: Benchmark, runs: Sequence[LoggedRun],
                    system_of: Callable[[LoggedRun], str], *,
                    title: str | None = None) -> Table | None:
-    """``m3kit report``'s table of headline numbers as ``value [lo, hi]``: one row per number
+    """``m3kit report``'s table of headline numbers as ``value [lo, hi] (n units)``: one row
+    per number
     defined for some system, one column per system (``system_of``; the samples of its runs
     pooled), at the bootstrap's defaults; None without runs or headline numbers."""
     if benchmark.headline is None or benchmark.items_from_log is None or not runs:
@@ -123,9 +132,12 @@ def interval_table(benchmark: Benchmark, runs: Sequence[LoggedRun],
     if not names:
         return None
     first = next(iter(by_system.values()))
-    rows = [[name, *(i.ci[name].text(benchmark.headline_format)
+    rows = [[name, *(i.ci[name].text(benchmark.headline_format, units=True)
                      if name in i.ci and i.ci[name].value is not None else NA
                      for i in by_system.values())]
             for name in names]
+    few = any(i.ci[name].few_units for i in by_system.values() for name in names
+              if name in i.ci and i.ci[name].value is not None)
+    caption = first.heading() + (f". {few_units_note()}" if few else "")
     return Table(title=title or f"{benchmark.title} · headline numbers with intervals",
-                 columns=["number", *by_system], rows=rows, caption=first.heading())
+                 columns=["number", *by_system], rows=rows, caption=caption)

@@ -6,6 +6,7 @@ Thin: parsing and printing here; the task is looked up and run by ``m3kit.benchm
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -25,12 +26,14 @@ if TYPE_CHECKING:
 __all__ = ["eval_command", "print_summary"]
 
 SHOW_SKIPPED = 5  # reasons printed after a run; the log keeps them all
+SUMMARY_WIDTH = 80  # the summary's lines under the table wrap here, at word boundaries
 
 
 def print_summary(summary: SummaryTable, console: Console) -> None:
     """Print ``summary`` compactly: no box, one space between columns, headers whole, group
     labels split as ``display_rows`` does; nine columns fit 80 columns without breaking a
-    word."""
+    word. The interval lines and the card line under it wrap at ``SUMMARY_WIDTH`` columns at
+    word boundaries (continuations indented), never mid-word by the terminal."""
     from m3kit.report.summary import display_rows
 
     table = Table(title=summary.title, box=None, padding=(0, 1), collapse_padding=True,
@@ -44,10 +47,10 @@ def print_summary(summary: SummaryTable, console: Console) -> None:
     for row in display_rows(summary):
         table.add_row(*row)
     console.print(table)
-    for line in summary.intervals:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
-    if summary.caption:
-        console.print(summary.caption, markup=False, highlight=False, soft_wrap=True)
+    for line in [*summary.intervals, *([summary.caption] if summary.caption else [])]:
+        for part in textwrap.wrap(line, SUMMARY_WIDTH, subsequent_indent="    ",
+                                  break_long_words=False, break_on_hyphens=False):
+            console.print(part, markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_skips(console: Console, heading: str, count: int, reasons: list[str],

@@ -5,8 +5,13 @@ the benchmark's ``score_predictions`` and prints its ``score_text`` or the card'
 
 ``--ci`` adds a percentile cluster-bootstrap interval to every headline number
 (``m3kit.benchmarks.intervals``; ``--ci-level``, ``--resamples``, ``--seed``): ``value [lo,
-hi]`` in a table after the score, or in ``--json`` a ``ci`` object ``{name: {value, lo, hi}}``
-with ``ci_unit`` (what was resampled), ``ci_level``, ``ci_resamples`` and ``ci_seed``.
+hi] (n units)`` in a table after the score, or in ``--json`` a ``ci`` object ``{name: {value,
+lo, hi, n_units}}`` with ``ci_unit`` (what was resampled), ``ci_level``, ``ci_resamples`` and
+``ci_seed``.
+
+``--items`` (with ``--json``) adds the per-item records the score counted (``items``: the
+benchmark's ``score_item`` records, each with its id and the unit the bootstrap resamples, at
+full precision) and ``benchmark`` (the declaration's name): a file ``m3kit compare`` takes.
 
 ``--json`` adds the score's reproducibility card (``card``: m3kit and inspect-ai versions, the
 data set's fingerprint, the scoring rules in force, the predictions file's sha256; ``model``
@@ -125,22 +130,33 @@ _CI_PARAMS: list[tuple[str, Any, Any]] = [
 ]
 
 
-def _intervals(benchmark: Benchmark, given: dict[str, Any],
-               options: dict[str, Any]) -> HeadlineIntervals:
-    """``--ci``: the headline intervals of the predictions file (its items read with the same
-    options as the score)."""
-    from m3kit.benchmarks.intervals import prediction_intervals
+_ITEMS_PARAM: tuple[str, Any, Any] = (
+    "items", Annotated[bool, typer.Option(
+        "--items", help="With --json: add the per-item records (ids, the resampled unit) and "
+                        "the benchmark's name, for 'm3kit compare A.json B.json'.")], False)
+
+
+def _items(benchmark: Benchmark, given: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+    """The predictions file's per-item records, read with the same options as the score."""
     from m3kit.errors import M3kitError
 
-    if not 0 < given["ci_level"] < 1:
-        raise M3kitError(f"--ci-level must be between 0 and 1, got {given['ci_level']}",
-                         field="ci_level")
-    if benchmark.headline is None or benchmark.items_from_predictions is None:
+    if benchmark.items_from_predictions is None:
+        raise M3kitError(f"{benchmark.title} declares no per-item records", field="items")
+    return benchmark.items_from_predictions.load()(given["data"], given["predictions"],
+                                                   **options)
+
+
+def _intervals(benchmark: Benchmark, given: dict[str, Any],
+               items: Sequence[Any]) -> HeadlineIntervals:
+    """``--ci``: the headline intervals of the predictions file's ``items``."""
+    from m3kit.benchmarks.intervals import item_intervals
+    from m3kit.errors import M3kitError
+
+    if benchmark.headline is None or benchmark.cluster_of is None:
         raise M3kitError(f"{benchmark.title} declares no headline numbers to put intervals on",
                          field="ci")
-    return prediction_intervals(benchmark, given["data"], given["predictions"], options,
-                                resamples=given["resamples"], level=given["ci_level"],
-                                seed=given["seed"])
+    return item_intervals(benchmark, items, resamples=given["resamples"],
+                          level=given["ci_level"], seed=given["seed"])
 
 
 def _before_skips(numbers: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -154,12 +170,14 @@ def _before_skips(numbers: dict[str, Any], extra: dict[str, Any]) -> dict[str, A
 
 
 def _interval_blocks(intervals: HeadlineIntervals, spec: str) -> list[str | Table]:
-    """What was resampled, then the headline numbers as ``value [lo, hi]``, one a row."""
+    """What was resampled, then the headline numbers as ``value [lo, hi]`` with the units
+    each rests on, one a row."""
     from m3kit.schema.report import Table
 
     return [intervals.heading() + ":",
-            Table(title="", columns=["headline", "value [lo, hi]"],
-                  rows=[[name, interval.text(spec)] for name, interval in intervals.ci.items()])]
+            Table(title="", columns=["headline", "value [lo, hi] (units)"],
+                  rows=[[name, interval.text(spec, units=True)]
+                        for name, interval in intervals.ci.items()])]
 
 
 def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
@@ -167,8 +185,15 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
     spec = benchmark.score_command
 
     def command(**given: Any) -> None:
+        from m3kit.errors import M3kitError
         from m3kit.schema import NothingToScoreError
 
+        if given["items"] and not given["as_json"]:
+            raise M3kitError("the per-item records are part of the JSON: give --json too",
+                             field="items")
+        if given["ci"] and not 0 < given["ci_level"] < 1:
+            raise M3kitError(f"--ci-level must be between 0 and 1, got {given['ci_level']}",
+                             field="ci_level")
         options = {o.name: _option_value(o, given[o.name]) for o in spec.options}
         try:
             card = benchmark.score_predictions.load()(given["data"], given["predictions"],
@@ -177,11 +202,17 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
             _report_skips(exc.skipped)
             raise
         _report_skips(card.skipped or (), card.unmatched_ids, card.notes)
-        intervals = _intervals(benchmark, given, options) if given["ci"] else None
+        # the items once, for both the intervals and --items
+        items = _items(benchmark, given, options) if given["ci"] or given["items"] else []
+        intervals = _intervals(benchmark, given, items) if given["ci"] else None
         if given["as_json"]:
             numbers = card.score_json()
             if intervals is not None:
                 numbers = _before_skips(numbers, intervals.model_dump(mode="json"))
+            if given["items"]:
+                numbers = _before_skips(numbers, {
+                    "benchmark": benchmark.name,
+                    "items": [item.model_dump(mode="json") for item in items]})
             # how the score was made: versions, data fingerprint, rules, predictions sha256
             made = benchmark.predictions_card(given["data"], given["predictions"], options)
             typer.echo(json.dumps(_with_card(numbers, made.model_dump(mode="json")),
@@ -200,6 +231,7 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
         *((o.name, *_annotation(o)) for o in spec.options),
         ("as_json", Annotated[bool, typer.Option("--json", help=spec.json_help)], False),
         *_CI_PARAMS,
+        _ITEMS_PARAM,
     ]
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -59,24 +59,39 @@ def one_line(text: str, limit: int = 300, extra: Iterable[str | None] = ()) -> s
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _public(name: str, value: Any) -> Any:
+def _given_secrets(name: str, value: Any, under_secret: bool = False) -> list[str]:
+    """The values of credential-named arguments (at any depth; every value under one)."""
+    secret = under_secret or is_secret_name(name)
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in _given_secrets(str(k), v, secret)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _given_secrets(name, v, secret)]
+    if not secret or value is None or isinstance(value, bool):
+        return []
+    return [str(value)]
+
+
+def _public(name: str, value: Any, secrets: Sequence[str]) -> Any:
     if is_secret_name(name):
         return REDACTED
     if isinstance(value, Mapping):
-        return {str(k): _public(str(k), v) for k, v in value.items()}
+        return {str(k): _public(str(k), v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_public(name, v) for v in value]
+        return [_public(name, v, secrets) for v in value]
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, secrets)
     if value is None or isinstance(value, bool | int | float):
         return value
-    return redact(str(value))
+    return redact(str(value), secrets)
 
 
 def public_model_args(model_args: Mapping[str, Any] | None) -> dict[str, Any]:
     """``model_args`` without credentials: values of credential-named arguments (at any depth)
-    as ``***``, secrets of the environment redacted from the others."""
-    return {str(k): _public(str(k), v) for k, v in (model_args or {}).items()}
+    as ``***``, and those values and the environment's secrets redacted from the others (a
+    key given as ``api_key`` and repeated in a header)."""
+    args = model_args or {}
+    secrets = [s for k, v in args.items() for s in _given_secrets(str(k), v)]
+    return {str(k): _public(str(k), v, secrets) for k, v in args.items()}
 
 
 def public_base_url(url: str | None) -> str | None:

@@ -101,7 +101,11 @@ def _add_log(path: Path, inputs: ReportInputs) -> None:
         inputs.skipped.append(exc)
 
 
-def _read_one(path: Path, inputs: ReportInputs, explicit: bool) -> None:
+SHOW_IGNORED = 3  # other JSON files of a folder named in its one warning
+
+
+def _read_one(path: Path, inputs: ReportInputs, explicit: bool,
+              ignored: list[Path] | None = None) -> None:
     if path.suffix == ".eval":
         _add_log(path, inputs)
         return
@@ -123,9 +127,10 @@ def _read_one(path: Path, inputs: ReportInputs, explicit: bool) -> None:
         cards[path.stem] = data
     elif explicit:
         raise ReportInputError(f"neither an inspect eval log nor {_card_names()}", path=path)
-    else:
-        # Folders hold other JSON too (inspect's listings, configs): skip them, say so.
-        logger.warning("skipped %s: neither an eval log nor a score file", path)
+    elif ignored is not None:
+        # Folders hold other JSON too (inspect's listings, configs, a quickstart's suite):
+        # skip them, and say so once per folder.
+        ignored.append(path)
 
 
 def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
@@ -143,8 +148,15 @@ def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
                            and p.suffix in LOG_SUFFIXES)
             if not found:
                 raise ReportInputError("the folder holds no .eval or .json files", path=path)
+            ignored: list[Path] = []
             for file in found:
-                _read_one(file, inputs, explicit=False)
+                _read_one(file, inputs, explicit=False, ignored=ignored)
+            if ignored:
+                more = " ..." if len(ignored) > SHOW_IGNORED else ""
+                logger.warning("skipped %d .json files of %s that are neither eval logs nor "
+                               "score files: %s%s", len(ignored), path,
+                               ", ".join(str(f.relative_to(path))
+                                         for f in ignored[:SHOW_IGNORED]), more)
         elif path.is_file():
             if path.suffix not in LOG_SUFFIXES:
                 raise ReportInputError("expected an .eval or .json file", path=path)
@@ -227,13 +239,15 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path,
 
 def how_runs_were_made(runs: Sequence[tuple[str, LoggedRun]]) -> ReportSection | None:
     """The report's last section: one small table per run (labelled as its benchmark labels
-    it) of its reproducibility card, the prompt by its sha256; ``None`` when no run has a
-    card."""
+    it) of its reproducibility card, the prompt by its sha256 and, under the table, its text
+    (collapsed); ``None`` when no run has a card."""
     from m3kit.schema.report import ReportSection, Table
 
     tables = [
         Table(title=f"{run.task}: {label}", columns=["setting", "value"],
-              rows=[list(row) for row in run.card.rows()])
+              rows=[list(row) for row in run.card.rows()],
+              details=[("prompt template", run.card.prompt_template)]
+              if run.card.prompt_template else [])
         for label, run in runs if run.card is not None
     ]
     if not tables:

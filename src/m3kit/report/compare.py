@@ -1,9 +1,12 @@
 """Paired comparison of two runs of one benchmark on the same questions: ``compare_runs``.
 
 A run is one system's typed per-item score records (``RunItems``), read from eval logs by the
-one log reader (``run_from_logs``: one log, or a folder of one system's logs pooled as the
-report pools them) or from another harness's predictions by the benchmark's
-``items_from_predictions`` (``run_from_predictions``). Both runs must be of one benchmark and
+one log reader (``runs_from_logs``: one log, or a folder of logs pooled per system as the
+report pools them), from another harness's predictions by the benchmark's
+``items_from_predictions`` (``run_from_predictions``), or from a score file that
+``m3kit score VERB --json --items`` wrote (``run_from_score_file``). Where the two sides hold
+several systems (a quickstart's folder: the model direct and through a memory), the systems of
+one label are compared pairwise (``pair_systems``). Both runs must be of one benchmark and
 ask the same questions: items are matched by id; items of one run only are listed and left
 out; when the runs share no item, or less than ``MIN_SHARED`` of either run's items, they
 refuse to compare (``CompareError``): numbers on different question sets are not comparable.
@@ -19,6 +22,7 @@ it looks only at the questions one run got right and the other wrong.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,9 +35,11 @@ from m3kit.metrics.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MIN_UNITS,
     PairedDifference,
     group_units,
     mcnemar_exact,
+    number_text,
     paired_cluster_bootstrap,
 )
 from m3kit.schema import LoggedSample, ScoreItem
@@ -49,6 +55,7 @@ __all__ = [
     "MODEL_FIELDS",
     "CompareError",
     "Comparison",
+    "Comparisons",
     "McNemarTest",
     "RunItems",
     "baseline_section",
@@ -57,9 +64,13 @@ __all__ = [
     "comparison_blocks",
     "comparison_table",
     "noise_note",
+    "pair_systems",
     "run_from_logs",
     "run_from_predictions",
+    "run_from_score_file",
     "run_items",
+    "runs_at",
+    "runs_from_logs",
     "significant",
 ]
 
@@ -136,9 +147,22 @@ class Comparison(BaseModel):
     card_differences: list[str] = Field(default_factory=list)
 
 
+class Comparisons(BaseModel):
+    """What ``m3kit compare`` compared: one ``Comparison`` per pair of systems (one pair for
+    two runs of one system each; one per shared system label otherwise), and the labels of the
+    systems only side A or only side B holds (left out)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    comparisons: list[Comparison]
+    systems_only_a: list[str] = Field(default_factory=list)
+    systems_only_b: list[str] = Field(default_factory=list)
+
+
 def significant(number: PairedDifference) -> bool:
-    """Whether the interval of the difference excludes 0."""
-    return number.lo is not None and number.hi is not None and (number.lo > 0 or number.hi < 0)
+    """Whether the difference is marked ``*``: its interval excludes 0 and it rests on at
+    least ``MIN_UNITS`` units (``PairedDifference.significant``)."""
+    return number.significant
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -185,26 +209,31 @@ def _log_items(benchmark: Benchmark, samples: Sequence[LoggedSample],
     return keyed
 
 
-def run_from_logs(path: str | Path) -> RunItems:
-    """The run in an eval log, or in a folder of one system's logs of one benchmark (pooled
-    as ``m3kit report`` pools them: each sample once, from the latest-started log). A folder
-    holding several systems (``Benchmark.system_label``), several benchmarks or no log is a
-    ``CompareError``."""
+def runs_from_logs(path: str | Path) -> list[RunItems]:
+    """The runs in an eval log, or in a folder of logs of one benchmark: one per system
+    (``Benchmark.system_label``), each system's logs pooled as ``m3kit report`` pools them
+    (each sample once, from the latest-started log). A folder holding several benchmarks or no
+    log is a ``CompareError``."""
     from m3kit.report.build import pooled_runs, read_inputs
 
     where = Path(path)
     inputs = read_inputs([where])
     if not inputs.logs:
-        raise CompareError("holds no eval log (score files carry no per-item records: compare "
-                           "their predictions with --score)", path=where)
+        raise CompareError("holds no eval log (a score file is compared by its own name, "
+                           "once written by 'm3kit score VERB --json --items')", path=where)
     benchmark = _one_benchmark(inputs.logs, where)
-    runs = pooled_runs(benchmark, inputs.logs)
+    return [run_items(benchmark, run, where) for run in pooled_runs(benchmark, inputs.logs)]
+
+
+def run_from_logs(path: str | Path) -> RunItems:
+    """The run in an eval log, or in a folder of one system's logs of one benchmark
+    (``runs_from_logs``); a folder holding several systems is a ``CompareError``."""
+    runs = runs_from_logs(path)
     if len(runs) > 1:
-        label = benchmark.system_label.load()
-        names = ", ".join(sorted({label(run) for run in runs}))
+        names = ", ".join(sorted(run.label for run in runs))
         raise CompareError(f"holds runs of {len(runs)} systems ({names}): give one system's "
-                           "logs", path=where)
-    return run_items(benchmark, runs[0], where)
+                           "logs", path=path)
+    return runs[0]
 
 
 def run_items(benchmark: Benchmark, run: LoggedRun, source: str | Path) -> RunItems:
@@ -228,6 +257,116 @@ def run_from_predictions(benchmark: Benchmark, data: str | Path, predictions: st
     return RunItems(benchmark=benchmark.name, label=file.stem, source=str(file),
                     items=_keyed(items, file),
                     card=benchmark.predictions_card(data, file, options))
+
+
+def _read_json(file: Path) -> Any:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CompareError(f"not readable as JSON: {exc}", path=file) from exc
+
+
+def _is_log_json(data: Any) -> bool:
+    """Whether ``data`` is an inspect eval log written as JSON (its header and version)."""
+    return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "version" in data
+
+
+def _is_score_file(data: Any) -> bool:
+    """Whether ``data`` is what ``m3kit score VERB --json`` prints: its per-item records, its
+    reproducibility card, or a score card's keys (``Benchmark.score_file_keys``)."""
+    return isinstance(data, dict) and (
+        "items" in data or isinstance(data.get("card"), dict)
+        or any(b.score_file_keys & set(data) for b in BENCHMARKS))
+
+
+def run_from_score_file(path: str | Path, data: Any = None) -> RunItems:
+    """The run in a score file that ``m3kit score VERB --json --items`` wrote (``data``: its
+    JSON, when already read): its ``benchmark``'s per-item records (``Benchmark.score_item``),
+    labelled by the file's stem, with the score's card. A score file without ``items`` is a
+    ``CompareError`` saying how to write one that has them."""
+    from pydantic import ValidationError
+
+    file = Path(path)
+    data = _read_json(file) if data is None else data
+    if not isinstance(data, dict) or "items" not in data:
+        raise CompareError("a score file without per-item records: re-run 'm3kit score VERB "
+                           "... --json --items' to write one that compares", path=file,
+                           field="items")
+    name = data.get("benchmark")
+    benchmark = benchmark_named(name) if isinstance(name, str) else None
+    if benchmark is None:
+        known = ", ".join(b.name for b in BENCHMARKS)
+        raise CompareError(f"names no benchmark m3kit declares ({name!r}; one of {known})",
+                           path=file, field="benchmark")
+    if not isinstance(data["items"], list):
+        raise CompareError("not a list of per-item records", path=file, field="items")
+    record = benchmark.score_item.load()
+    items: list[ScoreItem] = []
+    for index, raw in enumerate(data["items"]):
+        try:
+            items.append(record.model_validate(raw))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "items"
+            raise CompareError(error["msg"], path=file, record=f"items[{index}]",
+                               field=where) from exc
+    card = None
+    if data.get("card") is not None:
+        try:
+            card = ReproCard.model_validate(data["card"])
+        except ValidationError as exc:
+            raise CompareError(f"not a reproducibility card: {exc.errors()[0]['msg']}",
+                               path=file, field="card") from exc
+    return RunItems(benchmark=benchmark.name, label=file.stem, source=str(file),
+                    items=_keyed(items, file), card=card)
+
+
+def runs_at(path: str | Path) -> list[RunItems]:
+    """The runs ``path`` holds, one per system: a score file with per-item records
+    (``run_from_score_file``), or an eval log or folder of logs (``runs_from_logs``)."""
+    where = Path(path)
+    if where.is_file() and where.suffix == ".json":
+        data = _read_json(where)
+        if not _is_log_json(data):
+            if not _is_score_file(data):
+                raise CompareError("neither an inspect eval log nor a score file of 'm3kit "
+                                   "score VERB --json --items'", path=where)
+            return [run_from_score_file(where, data)]
+    return runs_from_logs(where)
+
+
+def _pick(runs: Sequence[RunItems], system: str, side: str) -> RunItems:
+    if len(runs) == 1:
+        return runs[0]
+    for run in runs:
+        if run.label == system:
+            return run
+    names = ", ".join(sorted(run.label for run in runs))
+    raise CompareError(f"run {side} holds no system {system!r} (its systems: {names})",
+                       path=runs[0].source, field="--system")
+
+
+def pair_systems(a: Sequence[RunItems], b: Sequence[RunItems], system: str | None = None
+                 ) -> tuple[list[tuple[RunItems, RunItems]], list[str], list[str]]:
+    """The pairs of runs to compare, then the labels of the systems only ``a``, only ``b``
+    holds (left out). One system on each side: that pair, whatever the labels. ``system``:
+    on each side holding several, the run of that label. Otherwise each label both sides hold
+    is a pair, in label order; none shared is a ``CompareError``."""
+    if system is not None:
+        return [(_pick(a, system, "A"), _pick(b, system, "B"))], [], []
+    if len(a) == 1 and len(b) == 1:
+        return [(a[0], b[0])], [], []
+    by_label = {run.label: run for run in b}
+    pairs = [(run, by_label[run.label]) for run in sorted(a, key=lambda r: r.label)
+             if run.label in by_label]
+    if not pairs:
+        raise CompareError(
+            f"the runs share no system (A: {', '.join(sorted(r.label for r in a))}; B: "
+            f"{', '.join(sorted(r.label for r in b))}): give --system LABEL or one system's "
+            "logs")
+    shared = {run.label for run, _ in pairs}
+    return (pairs, sorted(r.label for r in a if r.label not in shared),
+            sorted(r.label for r in b if r.label not in shared))
 
 
 # -- the comparison --------------------------------------------------------------------------
@@ -332,38 +471,43 @@ def _score_options(benchmark: Benchmark, given: Mapping[str, Any]) -> dict[str, 
 
 def compare_inputs(runs: Sequence[str | Path], *, score: str | None = None,
                    data: str | Path | None = None, predictions: Sequence[str | Path] = (),
-                   score_options: Mapping[str, Any] | None = None,
+                   score_options: Mapping[str, Any] | None = None, system: str | None = None,
                    resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-                   seed: int = DEFAULT_SEED) -> Comparison:
-    """``m3kit compare``'s two forms: ``runs``, two eval logs or folders of one system's logs
-    (A, then B); or, with ``score`` (a ``m3kit score`` verb), two ``predictions`` files on one
-    ``data``, scored with ``score_options`` (the verb's options by keyword name: M3Exam's
-    ``fj_rule``, ``judge_model``...). Anything else is a ``CompareError`` saying what to
-    give."""
+                   seed: int = DEFAULT_SEED) -> Comparisons:
+    """``m3kit compare``'s two forms: ``runs``, A then B, each an eval log, a folder of logs
+    or a score file with per-item records (``runs_at``), their systems paired by
+    ``pair_systems`` (``system``: the one label to compare); or, with ``score`` (a ``m3kit
+    score`` verb), two ``predictions`` files on one ``data``, scored with ``score_options``
+    (the verb's options by keyword name: M3Exam's ``fj_rule``, ``judge_model``...). Anything
+    else is a ``CompareError`` saying what to give."""
     _check_bootstrap(resamples, level)
-    usage = ("give two runs: 'm3kit compare LOG_A LOG_B', or 'm3kit compare --score VERB "
-             "--data DIR --predictions A --predictions B'")
+    usage = ("give two runs: 'm3kit compare LOG_A LOG_B' (eval logs, folders of logs, or "
+             "score files of 'm3kit score VERB --json --items'), or 'm3kit compare --score "
+             "VERB --data DIR --predictions A --predictions B'")
     if score is None:
         if len(runs) != 2 or data is not None or predictions or score_options:
             raise CompareError(usage)
-        run_a, run_b = (run_from_logs(path) for path in runs)
-    else:
-        if runs or data is None or len(predictions) != 2:
-            raise CompareError(usage)
-        benchmark = next((b for b in BENCHMARKS if b.score_verb == score), None)
-        if benchmark is None:
-            verbs = ", ".join(b.score_verb for b in BENCHMARKS)
-            raise CompareError(f"unknown benchmark {score!r} (one of {verbs})", field="--score")
-        options = _score_options(benchmark, score_options or {})
-        run_a, run_b = (run_from_predictions(benchmark, data, file, **options)
-                        for file in predictions)
-    return compare_runs(run_a, run_b, resamples=resamples, level=level, seed=seed)
+        side_a, side_b = (runs_at(path) for path in runs)
+        pairs, only_a, only_b = pair_systems(side_a, side_b, system)
+        return Comparisons(
+            comparisons=[compare_runs(a, b, resamples=resamples, level=level, seed=seed)
+                         for a, b in pairs],
+            systems_only_a=only_a, systems_only_b=only_b)
+    if runs or data is None or len(predictions) != 2 or system is not None:
+        raise CompareError(usage)
+    benchmark = next((b for b in BENCHMARKS if b.score_verb == score), None)
+    if benchmark is None:
+        verbs = ", ".join(b.score_verb for b in BENCHMARKS)
+        raise CompareError(f"unknown benchmark {score!r} (one of {verbs})", field="--score")
+    options = _score_options(benchmark, score_options or {})
+    run_a, run_b = (run_from_predictions(benchmark, data, file, **options)
+                    for file in predictions)
+    return Comparisons(comparisons=[compare_runs(run_a, run_b, resamples=resamples,
+                                                 level=level, seed=seed)])
 
 
 def _number(value: float | None, spec: str, signed: bool = False) -> str:
-    if value is None:
-        return NA
-    return format(value, ("+" if signed else "") + spec)
+    return number_text(value, spec, signed=signed, missing=NA)
 
 
 def _p_text(p_value: float | None, resamples: int) -> str:
@@ -376,9 +520,9 @@ def _p_text(p_value: float | None, resamples: int) -> str:
 def comparison_table(comparison: Comparison, title: str | None = None, *, a: str = "A",
                      b: str = "B", diff: str = "B − A") -> Table:
     """The comparison's numbers as a table: the number, A, B, the difference (``*`` where its
-    interval excludes 0), the interval and p, in the benchmark's number format; ``a``, ``b``,
-    ``diff`` name the columns. Numbers neither run defines (no question of their kind) are
-    left out."""
+    interval excludes 0 on at least ``MIN_UNITS`` units), the interval, p and the units the
+    difference rests on, in the benchmark's number format; ``a``, ``b``, ``diff`` name the
+    columns. Numbers neither run defines (no question of their kind) are left out."""
     found = benchmark_named(comparison.benchmark)
     spec = found.headline_format if found is not None else ".2f"
     level = f"{comparison.level:.0%}"
@@ -387,19 +531,20 @@ def comparison_table(comparison: Comparison, title: str | None = None, *, a: str
         if d.a is None and d.b is None:  # neither run has questions of this kind
             continue
         mark = "*" if significant(d) else ""
-        interval = (f"[{_number(d.lo, spec, True)}, {_number(d.hi, spec, True)}]"
-                    if d.lo is not None and d.hi is not None else NA)
         rows.append([name, _number(d.a, spec), _number(d.b, spec),
-                     _number(d.diff, spec, True) + mark, interval,
-                     _p_text(d.p_value, comparison.resamples)])
+                     _number(d.diff, spec, True) + mark, d.interval_text(spec, missing=NA),
+                     _p_text(d.p_value, comparison.resamples), str(d.n_units)])
     return Table(title=title or f"B − A, {level} paired cluster-bootstrap interval",
-                 columns=["number", a, b, diff, f"{level} interval", "p"], rows=rows)
+                 columns=["number", a, b, diff, f"{level} interval", "p", "units"], rows=rows)
 
 
 def noise_note(level: float) -> str:
-    """The line under every comparison table: what ``*`` means."""
+    """The line under every comparison table: what ``*`` means, and why a difference on few
+    units has neither p nor ``*``."""
     return (f"* the {level:.0%} interval of the difference excludes 0. Differences without * "
-            "are inside the noise: their interval includes 0.")
+            "are inside the noise: their interval includes 0. A difference resting on fewer "
+            f"than {MIN_UNITS} units (the units column) gets no p and no *: the percentile "
+            "bootstrap undercovers with few units; on fewer than 2 it has no interval.")
 
 
 def comparison_blocks(comparison: Comparison) -> list[str | Table]:

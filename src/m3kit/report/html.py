@@ -41,7 +41,7 @@ def _table_html(table: Table) -> str:
     )
     caption = f"<p class='note'>{html.escape(table.caption)}</p>" if table.caption else ""
     return (f"<h3>{html.escape(table.title)}</h3>{caption}"
-            f"<table>{groups}<tr>{head}</tr>{body}</table>")
+            f"<table>{groups}<tr>{head}</tr>{body}</table>{table.details_html()}")
 
 
 def write_report(sections: Sequence[ReportSection], out_dir: str | Path,

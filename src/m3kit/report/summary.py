@@ -71,7 +71,7 @@ def summary_table(log: EvalLog) -> SummaryTable:
 
 def headline_lines(benchmark: Benchmark, samples: Sequence[LoggedSample]) -> list[str]:
     """The summary's headline numbers (``Benchmark.summary_intervals``, labelled as its
-    columns, on its scale) as ``value [lo, hi]``: 95 % percentile intervals over 2000
+    columns, on its scale) as ``value [lo, hi] (n units)``: 95 % percentile intervals over 2000
     resamples of the benchmark's unit, seed 0 (``m3kit.benchmarks.intervals``); none for a
     benchmark without headline numbers or a run without items."""
     if not benchmark.summary_intervals or benchmark.items_from_log is None:

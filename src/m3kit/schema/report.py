@@ -8,6 +8,7 @@ benchmark's ``summary_rows`` fill a ``SummaryTable`` with cells formatted here.
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -41,6 +42,8 @@ class Table(BaseModel):
     ``decimals``: digits after the point for floats (papers print two). ``header_groups``: an
     optional row above the column names of ``(label, span)`` pairs, e.g. ``("No swapping", 3)``;
     the spans cover the columns left to right. ``caption``: a sentence under the title.
+    ``details``: ``(label, text)`` pairs shown collapsed under the table, the text verbatim
+    (a prompt template): an HTML ``<details>`` block with the text escaped in ``<pre>``.
     """
 
     title: str
@@ -49,6 +52,13 @@ class Table(BaseModel):
     decimals: int = 1
     header_groups: list[tuple[str, int]] = Field(default_factory=list)
     caption: str = ""
+    details: list[tuple[str, str]] = Field(default_factory=list)
+
+    def details_html(self) -> str:
+        """``details`` as ``<details>`` blocks, label and text escaped."""
+        return "".join(f"<details><summary>{html.escape(label)}</summary>"
+                       f"<pre>{html.escape(text)}</pre></details>"
+                       for label, text in self.details)
 
     def cell(self, value: Any) -> str:
         return cell_text(value, self.decimals)
@@ -70,7 +80,8 @@ class Table(BaseModel):
         rule = "|" + "|".join("---" for _ in columns) + "|"
         body = ["| " + " | ".join(self.cell(c) for c in row) + " |" for row in self.rows]
         caption = [self.caption, ""] if self.caption else []
-        return "\n".join([f"### {self.title}", "", *caption, head, rule, *body])
+        details = ["", self.details_html()] if self.details else []
+        return "\n".join([f"### {self.title}", "", *caption, head, rule, *body, *details])
 
 
 class ReportSection(BaseModel):

@@ -1,5 +1,6 @@
 """M3Eval's headline numbers from per-item records: the same values as the score card, the
-probe video as the bootstrap's unit (conftest.PREDICTIONS says what each output counts as)."""
+probe's source videos (else the probe video) as the bootstrap's unit (conftest.PREDICTIONS
+says what each output counts as)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ def test_headline_equals_the_score_card(released_root: Path, predictions_file: P
     assert sum(item_correct(i) for i in items) == 13
 
 
-def test_the_unit_is_the_probe_video(released_root: Path, predictions_file: Path,
-                                     released_excluded: set[str]) -> None:
+def test_without_a_pair_the_unit_is_the_probe_video(released_root: Path,
+                                                    predictions_file: Path,
+                                                    released_excluded: set[str]) -> None:
     items = items_from_predictions(released_root, predictions_file, excluded=released_excluded)
     by_id = {i.id: i for i in items}
     assert cluster_of(by_id["mi-1"]) == cluster_of(by_id["mi-2"]) == \
@@ -59,8 +61,8 @@ def test_the_unit_is_the_probe_video(released_root: Path, predictions_file: Path
     assert len({cluster_of(i) for i in items}) == 5
     intervals = BENCHMARK.headline_intervals(items, resamples=200)
     assert set(intervals) == set(headline(items))
-    # N-Back's six questions share one video: every resample that draws it gives 50.0.
-    assert intervals["nback_accuracy"] == Interval(value=50.0, lo=50.0, hi=50.0)
+    # N-Back's six questions share one video: one unit, no interval.
+    assert intervals["nback_accuracy"] == Interval(value=50.0, lo=None, hi=None, n_units=1)
     overall = intervals["accuracy"]
     assert overall.lo < overall.value < overall.hi
 
@@ -73,3 +75,45 @@ def test_a_probe_drawn_twice_counts_twice() -> None:
     wrong = M3EvalItem(id="b", status="incorrect", video="v2",
                        groups={"paradigm": "nback", "question_type": "nback"})
     assert headline([right, right, wrong])["nback_accuracy"] == pytest.approx(200 / 3)
+
+
+def _interference_question(qid: str, probe: str, condition: str, **metadata: object):
+    from m3kit.schema import Choice, Question, VideoRef
+
+    return Question(id=qid, benchmark="m3eval", text="Which?", answer="A",
+                    choices=[Choice(letter="A", text="x"), Choice(letter="B", text="y")],
+                    media=[VideoRef(path=f"{probe}.mp4")],
+                    metadata={"paradigm": "interference", "question_type": "memory_interference",
+                              "condition": condition, "memory_key": probe, **metadata})
+
+
+def test_the_unit_is_the_source_pair() -> None:
+    from m3kit.benchmarks.m3eval.load import source_unit
+
+    # the synthetic suite's ``pair``; a built release's ``pair_id`` (kept under ``released``)
+    synth = _interference_question("mi-p0-proactive/x", "mi-p0-proactive", "proactive",
+                                   pair="p0")
+    built = _interference_question("m1_proactive", "videos/mi/m1_pro", "proactive",
+                                   released={"pair_id": "pair01"})
+    plain = _interference_question("q", "videos/mi/p", "proactive", released={})
+    assert (source_unit(synth), source_unit(built), source_unit(plain)) == (
+        "pair:p0", "pair:pair01", "videos/mi/p")
+
+
+def test_two_probes_of_one_pair_are_one_unit_also_in_an_older_log() -> None:
+    """A log scored before ``source`` was recorded: the sample's question names the pair."""
+    from m3kit.benchmarks.m3eval.score import items_from_log
+    from m3kit.benchmarks.m3eval.scorer import M3EvalItem
+    from m3kit.schema import LoggedSample, Usage
+
+    questions = [_interference_question(f"mi-p0-{c}/q", f"mi-p0-{c}", c, pair="p0")
+                 for c in ("proactive", "retroactive")]
+    samples = [LoggedSample(id=q.id, epoch=1, question=q, usage=Usage(), memory_key=q.metadata[
+        "memory_key"], item=M3EvalItem(status="correct", letter="A", video=q.metadata[
+            "memory_key"], groups={"paradigm": "interference", "condition": c}))
+        for q, c in zip(questions, ("proactive", "retroactive"), strict=True)]
+    items = items_from_log(samples)
+    assert [cluster_of(i) for i in items] == ["pair:p0", "pair:p0"]
+    intervals = BENCHMARK.headline_intervals(items, resamples=50)
+    # one unit: the delta (proactive - retroactive) is paired within it, and has no interval
+    assert intervals["delta_accuracy"] == Interval(value=0.0, lo=None, hi=None, n_units=1)

@@ -65,5 +65,6 @@ def test_intervals_resample_whole_groups(scored: tuple[Path, Path]) -> None:
     # Every resample's Non-Lin score is a mean of 4 group scores out of {25, 25, 33.3, 10}
     assert 10.0 <= intervals["non_lin"].lo < intervals["non_lin"].value
     assert intervals["non_lin"].value < intervals["non_lin"].hi <= 400 / 12
-    # level 1 has one group (001): zero width where it is drawn
-    assert (intervals["level_1"].lo, intervals["level_1"].hi) == (25.0, 25.0)
+    # level 1 has one group (001): it rests on one unit and has no interval
+    assert (intervals["level_1"].lo, intervals["level_1"].hi) == (None, None)
+    assert (intervals["level_1"].n_units, intervals["non_lin"].n_units) == (1, 4)

@@ -66,6 +66,7 @@ __all__ = [
     "memory_key",
     "normalize_condition",
     "read_predictions",
+    "source_unit",
 ]
 
 BENCHMARK = "m3eval"
@@ -136,6 +137,24 @@ def memory_key(question: Question) -> str:
         return str(key)
     videos = [ref.path for ref in question.media if isinstance(ref, VideoRef)]
     return "|".join(videos) if videos else question.id
+
+
+def source_unit(question: Question) -> str:
+    """The source videos a question's probe is built from, the unit of M3Eval's confidence
+    intervals: the probes of one pair of source videos (its swap and no-swap split screens,
+    its proactive and retroactive sequences, its interleaved stream) show the same clips, so
+    their answers are not independent, and a difference between two conditions is paired
+    within the pair. ``pair:<id>`` from the synthetic suite's ``pair`` metadata or the
+    ``pair_id`` a built release's records carry (``m3kit m3eval generate``; kept under
+    ``released``); else the probe video (``memory_key``): the authors' release names no
+    source clip in its records."""
+    pair = question.metadata.get("pair")
+    released = question.metadata.get("released")
+    if not pair and isinstance(released, dict):
+        pair = released.get("pair_id")
+    if isinstance(pair, str | int) and not isinstance(pair, bool) and str(pair).strip():
+        return f"pair:{str(pair).strip()}"
+    return memory_key(question)
 
 
 def normalize_condition(value: Any) -> str | None:

@@ -42,7 +42,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from m3kit.benchmarks.m3eval.load import load_m3eval, measure_of, memory_key, read_predictions
+from m3kit.benchmarks.m3eval.load import (
+    load_m3eval,
+    measure_of,
+    memory_key,
+    read_predictions,
+    source_unit,
+)
 from m3kit.benchmarks.m3eval.scorer import (
     M3EvalItem,
     group_labels,
@@ -361,11 +367,11 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
 
 
 def _item(question: Question | None, answer: ScoredAnswer, offered: bool,
-          video: str | None) -> M3EvalItem:
+          video: str | None, source: str | None) -> M3EvalItem:
     return M3EvalItem(
         id=answer.id, status=answer.status, letter=answer.answer, role=answer.role,
         groups=answer.groups or (group_labels(question) if question is not None else {}),
-        offers_intrusion=offered, video=video,
+        offers_intrusion=offered, video=video, source=source,
     )
 
 
@@ -379,13 +385,14 @@ def items_from_predictions(data: Path, predictions: Path, *, review: Path | None
                       predictions=predictions, skipped=[*loaded.skipped, *bad],
                       hint="; N-Back ids are question_id")
     scored, _ = _scored_outputs(loaded.questions, outputs, excluded or ())
-    return [_item(q, a, offers_intrusion(q), memory_key(q)) for q, a in scored]
+    return [_item(q, a, offers_intrusion(q), memory_key(q), source_unit(q)) for q, a in scored]
 
 
 def items_from_log(samples: Sequence[LoggedSample]) -> list[M3EvalItem]:
     """The per-item records of a run's samples, as ``scores_from_log`` and ``m3kit eval``'s
-    table count them: excluded samples left out, errored ones failed; the probe video from the
-    record, else the sample's memory key."""
+    table count them: excluded samples left out, errored ones failed; the probe video and its
+    source videos from the record, else (a log scored before they were recorded) from the
+    sample's memory key and question."""
     items = []
     for sample, result in zip(samples, sample_results(samples), strict=True):
         if is_excluded(result.answer):
@@ -394,14 +401,19 @@ def items_from_log(samples: Sequence[LoggedSample]) -> list[M3EvalItem]:
         video = (logged.video if logged is not None else None) or sample.memory_key
         if video is None and sample.question is not None:
             video = memory_key(sample.question)
-        items.append(_item(sample.question, result.answer, result.offers_intrusion, video))
+        source = logged.source if logged is not None else None
+        if source is None and sample.question is not None:
+            source = source_unit(sample.question)
+        items.append(_item(sample.question, result.answer, result.offers_intrusion, video,
+                           source))
     return items
 
 
 def cluster_of(item: M3EvalItem) -> str:
-    """The unit M3Eval's intervals resample: the probe video (its questions share it), the
-    question itself where no video is known."""
-    return item.video or item.id or ""
+    """The unit M3Eval's intervals resample: the probe's source videos (``load.source_unit``:
+    the probes of one source pair share them), else the probe video, else the question
+    itself."""
+    return item.source or item.video or item.id or ""
 
 
 def item_correct(item: M3EvalItem) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 
-from m3kit.benchmarks.m3eval.load import memory_key
+from m3kit.benchmarks.m3eval.load import memory_key, source_unit
 from m3kit.metrics import ScoredAnswer, offers_intrusion, score_response
 from m3kit.metrics import accuracy as accuracy_of
 from m3kit.metrics import intrusion_rate as intrusion_rate_of
@@ -61,6 +61,9 @@ class M3EvalItem(ScoreItem):
     # the probe video asked of (``load.memory_key``): the unit confidence intervals resample;
     # None in a log scored before it was recorded (the sample's memory key says it)
     video: str | None = None
+    # the probe's source videos (``load.source_unit``): the unit confidence intervals
+    # resample; None in a log scored before it was recorded (the sample's question says it)
+    source: str | None = None
 
 
 def group_labels(question: Question) -> dict[str, Any]:
@@ -100,10 +103,11 @@ def score_answer(question: Question, completion: str, failure: str | None = None
     return score_response(question, completion, failure=failure, groups=labels)
 
 
-def _to_score(answer: ScoredAnswer, completion: str, offered: bool, video: str) -> Score:
+def _to_score(answer: ScoredAnswer, completion: str, offered: bool, video: str,
+              source: str) -> Score:
     item = M3EvalItem(status=answer.status, letter=answer.answer, role=answer.role,
                       groups=answer.groups, offers_intrusion=offered,
-                      completion_chars=len(completion), video=video)
+                      completion_chars=len(completion), video=video, source=source)
     return Score(
         value=1.0 if answer.correct else 0.0,
         answer=answer.answer,
@@ -211,6 +215,7 @@ def m3eval_answer() -> Scorer:
         completion = state.output.completion if state.output is not None else ""
         failure = record.failure if record is not None else None
         return _to_score(score_answer(question, completion, failure), completion,
-                         offers_intrusion(question), memory_key(question))
+                         offers_intrusion(question), memory_key(question),
+                         source_unit(question))
 
     return score

@@ -15,7 +15,7 @@ BENCHMARK = Benchmark(
                 Ref(f"{_HERE}.task:videomme_v2_memory_solver"),
                 Ref(f"{_HERE}.scorer:videomme_v2_answer")),
     scorer="videomme_v2_answer",
-    score_item=Ref(f"{_HERE}.scorer:VideoMMEv2Item"),
+    score_item=Ref(f"{_HERE}.score:VideoMMEv2Item"),
     score_predictions=Ref(f"{_HERE}.score:score_predictions"),
     scores_from_log=Ref(f"{_HERE}.score:scores_from_log"),
     summary_rows=Ref(f"{_HERE}.score:summary_rows"),

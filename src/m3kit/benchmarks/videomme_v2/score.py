@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,22 +48,24 @@ from m3kit.schema import (
     LoggedSample,
     PredictionsCard,
     Question,
+    ScoreItem,
     SkippedRecord,
     match_predictions,
 )
 from m3kit.schema.evallog import mean_cost
 from m3kit.schema.report import Table, cost_cell, number_cell
 
-if TYPE_CHECKING:
-    from m3kit.benchmarks.videomme_v2.scorer import VideoMMEv2Item
-
 __all__ = [
+    "GROUP_META",
     "LEADERBOARD_KEYS",
+    "GroupFields",
     "GroupOutcome",
     "QuestionOutcome",
+    "VideoMMEv2Item",
     "VideoMMEv2Score",
     "aggregate",
     "cluster_of",
+    "group_fields",
     "groups_from_questions",
     "headline",
     "item_correct",
@@ -394,12 +396,52 @@ def scoring_rules() -> dict[str, str]:
     }
 
 
+# -- the per-item record the scorer writes and this module reads back --------------------
+
+GROUP_META = "videomme_v2"  # the sample- and score-metadata entry holding the group fields
+
+
+class GroupFields(BaseModel):
+    """A question's place in its group and the group's labels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: str | None = None
+    position: int | None = None
+    type: str | None = None
+    structure: str | None = None
+    level: int | str | None = None
+    second_head: str | None = None
+    third_head: str | None = None
+
+
+class VideoMMEv2Item(ScoreItem):
+    """One scored Video-MME-v2 answer, as ``videomme_v2_answer`` stores it."""
+
+    letter: str | None = None
+    role: str | None = None
+    videomme_v2: GroupFields = GroupFields()
+
+
+def group_fields(question: Question) -> GroupFields:
+    """The group fields of a loaded question."""
+    group = question.group
+    return GroupFields(
+        group=group.id if group else None,
+        position=group.position if group else None,
+        type=group.type if group else None,
+        structure=group.structure if group else None,
+        level=question.metadata.get("level"),
+        second_head=question.metadata.get("second_head"),
+        third_head=question.metadata.get("third_head"),
+    )
+
+
+
 # -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
 
 def _items(questions: Sequence[Question], groups: Iterable[GroupInfo],
            outcomes: Mapping[str, QuestionOutcome]) -> list[VideoMMEv2Item]:
-    from m3kit.benchmarks.videomme_v2.scorer import VideoMMEv2Item, group_fields
-
     by_id = {q.id: q for q in questions}
     return [
         VideoMMEv2Item(id=qid, status=outcomes[qid].status, letter=outcomes[qid].letter,

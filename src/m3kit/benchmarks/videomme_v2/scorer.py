@@ -13,27 +13,26 @@ from typing import TYPE_CHECKING, Any
 
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from pydantic import BaseModel, ConfigDict
 
 from m3kit.benchmarks.videomme_v2.load import BENCHMARK
 from m3kit.benchmarks.videomme_v2.score import (
+    GROUP_META,
+    GroupFields,
     QuestionOutcome,
+    VideoMMEv2Item,
     VideoMMEv2Score,
     aggregate,
+    group_fields,
     groups_from_questions,
     outcome_of,
     score_groups,
 )
-from m3kit.schema import Question, QuestionGroup, ScoreItem, read_record, sample_question
+from m3kit.schema import Question, QuestionGroup, read_record, sample_question
 
 if TYPE_CHECKING:
     from inspect_ai.solver import TaskState
 
 __all__ = [
-    "GROUP_META",
-    "GroupFields",
-    "VideoMMEv2Item",
-    "group_fields",
     "videomme_v2_answer",
     "videomme_v2_avg_acc",
     "videomme_v2_excluded_groups",
@@ -42,45 +41,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-GROUP_META = "videomme_v2"  # the sample- and score-metadata entry holding the group fields
-
-
-class GroupFields(BaseModel):
-    """A question's place in its group and the group's labels."""
-
-    model_config = ConfigDict(frozen=True)
-
-    group: str | None = None
-    position: int | None = None
-    type: str | None = None
-    structure: str | None = None
-    level: int | str | None = None
-    second_head: str | None = None
-    third_head: str | None = None
-
-
-class VideoMMEv2Item(ScoreItem):
-    """One scored Video-MME-v2 answer, as ``videomme_v2_answer`` stores it."""
-
-    letter: str | None = None
-    role: str | None = None
-    videomme_v2: GroupFields = GroupFields()
-
-
-def group_fields(question: Question) -> GroupFields:
-    """The group fields of a loaded question."""
-    group = question.group
-    return GroupFields(
-        group=group.id if group else None,
-        position=group.position if group else None,
-        type=group.type if group else None,
-        structure=group.structure if group else None,
-        level=question.metadata.get("level"),
-        second_head=question.metadata.get("second_head"),
-        third_head=question.metadata.get("third_head"),
-    )
-
 
 def _outcomes(scores: list[SampleScore]) -> tuple[list[Question], dict[str, QuestionOutcome]]:
     """Rebuild just enough of each question (group and labels) to score groups in a metric."""

@@ -40,8 +40,8 @@ from m3kit.benchmarks.videomme_v2.prompt import (
     prompt_template,
     question_text,
 )
-from m3kit.benchmarks.videomme_v2.score import scoring_rules
-from m3kit.benchmarks.videomme_v2.scorer import GROUP_META, group_fields, videomme_v2_answer
+from m3kit.benchmarks.videomme_v2.score import GROUP_META, group_fields, scoring_rules
+from m3kit.benchmarks.videomme_v2.scorer import videomme_v2_answer
 from m3kit.benchmarks.videomme_v2.subtitles import (
     SubtitleSegment,
     concat_subtitles,
