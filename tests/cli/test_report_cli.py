@@ -143,7 +143,7 @@ def test_a_truncated_json_beside_a_good_log_is_skipped_with_a_warning(
     shutil.copy(good, runs / good.name)
     (runs / "bad.json").write_text('{"eval": {"task": "x"}, "version": 2')
     out = tmp_path / "report"
-    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.inputs"):
         assert main(["report", str(runs), "--out", str(out)]) == 0
     assert capsys.readouterr().out.strip() == f"report: {out / 'index.html'}"
     (warning,) = [r.getMessage() for r in caplog.records if "bad.json" in r.getMessage()]

@@ -156,7 +156,7 @@ def test_videomme_non_json_line_skips_its_group_only(hostile: HostileCorpus, cap
 def test_report_skips_a_damaged_eval_beside_a_good_score_file(
     hostile: HostileCorpus, tmp_path: Path, capsys, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from m3kit.report.build import read_inputs
+    from m3kit.report.inputs import read_inputs
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -171,7 +171,7 @@ def test_report_skips_a_damaged_eval_beside_a_good_score_file(
                             "--predictions", str(hostile.m3eval_predictions), "--json"], capsys)
     assert code == 0
     (logs / "m3kit-builtin.json").write_text(out, encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.inputs"):
         code, out, _ = run_cli(["report", str(logs), "--out", str(tmp_path / "out")], capsys)
     assert code == 0 and out.strip() == f"report: {tmp_path / 'out' / 'index.html'}"
     assert [r.getMessage() for r in caplog.records] == [

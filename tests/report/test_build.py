@@ -8,12 +8,8 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks import UnknownTaskError, benchmark_for_task
-from m3kit.report.build import (
-    ReportInputError,
-    build_report,
-    read_humans,
-    read_inputs,
-)
+from m3kit.report.build import build_report
+from m3kit.report.inputs import ReportInputError, read_humans, read_inputs
 
 SCORES = {"interleaved": {"source_identification": 30.0, "order_understanding": 20.0,
                           "content_retention": 10.0, "false_memory_discrimination": 5.0}}

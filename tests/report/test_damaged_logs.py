@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.report.build import ReportInputError, read_inputs
+from m3kit.report.inputs import ReportInputError, read_inputs
 
 SCORES = {"nback": {"accuracy": 50.0}}
 
@@ -20,7 +20,7 @@ def test_a_damaged_eval_is_skipped_and_named(tmp_path: Path,
     (runs / "model-a.json").write_text(json.dumps(SCORES))
     damaged = runs / "2025-01-01_m3eval_nback.eval"
     damaged.write_bytes(b"PK\x03\x04 cut short by a kill")
-    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.inputs"):
         inputs = read_inputs([runs])
     assert [list(cards) for cards in inputs.cards.values()] == [["model-a"]]
     (skip,) = inputs.skipped
@@ -47,7 +47,7 @@ def test_an_unreadable_json_in_a_folder_is_skipped_and_named(
     (runs / "model-a.json").write_text(json.dumps(SCORES))
     truncated = runs / "bad.json"
     truncated.write_text('{"eval": {"task": "x"}, "version": 2')  # cut off before its "}"
-    with caplog.at_level(logging.WARNING, logger="m3kit.report.build"):
+    with caplog.at_level(logging.WARNING, logger="m3kit.report.inputs"):
         inputs = read_inputs([runs])
     assert [list(cards) for cards in inputs.cards.values()] == [["model-a"]]
     (skip,) = inputs.skipped

@@ -44,7 +44,7 @@ def test_m3eval_system_pools_its_logs_later_started_wins(two_runs: list) -> None
     from m3kit.benchmarks import benchmark_for_task
     from m3kit.benchmarks.m3eval.report import scores_from_runs
     from m3kit.benchmarks.m3eval.score import scores_from_log
-    from m3kit.report.build import pooled_runs
+    from m3kit.report.inputs import pooled_runs
     from m3kit.report.logs import read_samples
     from m3kit.report.pooling import pool_logs, started_at
 

@@ -2,8 +2,10 @@
 prints.
 
 - ``logs``: the one reader of eval logs (typed ``LoggedSample`` / ``LoggedRun`` records)
+- ``inputs``: what a report or a comparison reads: logs, folders of them, score files; the runs
+  one system's logs pool into
 - ``pooling``: the logs of one system pooled into one run (each sample once, the later wins)
-- ``build``: ``build_report``: inputs read, each benchmark's runs to its declared report sections
+- ``build``: ``build_report``: each benchmark's runs to its declared report sections
 - ``html``: the HTML and Markdown writer
 - ``summary``: ``m3kit eval``'s headline table, in the run's benchmark's terms
 - ``compare``: ``m3kit compare``: two runs of one benchmark on the same questions, paired

@@ -214,7 +214,7 @@ def runs_from_logs(path: str | Path) -> list[RunItems]:
     (``Benchmark.system_label``), each system's logs pooled as ``m3kit report`` pools them
     (each sample once, from the latest-started log). A folder holding several benchmarks or no
     log is a ``CompareError``."""
-    from m3kit.report.build import pooled_runs, read_inputs
+    from m3kit.report.inputs import pooled_runs, read_inputs
 
     where = Path(path)
     inputs = read_inputs([where])

@@ -25,7 +25,7 @@ def sections(logs: list, out_dir: Path) -> list:
     """The benchmark's report sections for eval logs, pooled and read as ``m3kit report``
     does."""
     from m3kit.benchmarks import benchmark_for_task
-    from m3kit.report.build import pooled_runs
+    from m3kit.report.inputs import pooled_runs
 
     benchmark = benchmark_for_task(BENCHMARK_TASK)
     return benchmark.report_sections.load()(pooled_runs(benchmark, logs), out_dir)
