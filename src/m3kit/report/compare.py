@@ -22,7 +22,6 @@ it looks only at the questions one run got right and the other wrong.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,7 @@ from m3kit.metrics.bootstrap import (
     number_text,
     paired_cluster_bootstrap,
 )
+from m3kit.report.inputs import is_log_json, pooled_runs, read_inputs, read_json
 from m3kit.schema import LoggedSample, ScoreItem
 from m3kit.schema.card import ReproCard, card_differences
 from m3kit.schema.evallog import LoggedRun
@@ -214,8 +214,6 @@ def runs_from_logs(path: str | Path) -> list[RunItems]:
     (``Benchmark.system_label``), each system's logs pooled as ``m3kit report`` pools them
     (each sample once, from the latest-started log). A folder holding several benchmarks or no
     log is a ``CompareError``."""
-    from m3kit.report.inputs import pooled_runs, read_inputs
-
     where = Path(path)
     inputs = read_inputs([where])
     if not inputs.logs:
@@ -259,18 +257,6 @@ def run_from_predictions(benchmark: Benchmark, data: str | Path, predictions: st
                     card=benchmark.predictions_card(data, file, options))
 
 
-def _read_json(file: Path) -> Any:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CompareError(f"not readable as JSON: {exc}", path=file) from exc
-
-
-def _is_log_json(data: Any) -> bool:
-    """Whether ``data`` is an inspect eval log written as JSON (its header and version)."""
-    return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "version" in data
-
-
 def _is_score_file(data: Any) -> bool:
     """Whether ``data`` is what ``m3kit score VERB --json`` prints: its per-item records, its
     reproducibility card, or a score card's keys (``Benchmark.score_file_keys``)."""
@@ -287,7 +273,7 @@ def run_from_score_file(path: str | Path, data: Any = None) -> RunItems:
     from pydantic import ValidationError
 
     file = Path(path)
-    data = _read_json(file) if data is None else data
+    data = read_json(file, CompareError) if data is None else data
     if not isinstance(data, dict) or "items" not in data:
         raise CompareError("a score file without per-item records: re-run 'm3kit score VERB "
                            "... --json --items' to write one that compares", path=file,
@@ -326,8 +312,8 @@ def runs_at(path: str | Path) -> list[RunItems]:
     (``run_from_score_file``), or an eval log or folder of logs (``runs_from_logs``)."""
     where = Path(path)
     if where.is_file() and where.suffix == ".json":
-        data = _read_json(where)
-        if not _is_log_json(data):
+        data = read_json(where, CompareError)
+        if not is_log_json(data):
             if not _is_score_file(data):
                 raise CompareError("neither an inspect eval log nor a score file of 'm3kit "
                                    "score VERB --json --items'", path=where)

@@ -33,9 +33,11 @@ __all__ = [
     "ReportInputError",
     "ReportInputs",
     "card_benchmark",
+    "is_log_json",
     "pooled_runs",
     "read_humans",
     "read_inputs",
+    "read_json",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,14 +74,16 @@ def _card_names() -> str:
                        for b in BENCHMARKS if b.score_file_keys)
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path, error: type[M3kitError] = ReportInputError) -> Any:
+    """The JSON in ``path``; ``error`` (naming the file) when it is unreadable or not JSON."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportInputError(f"not readable as JSON: {exc}", path=path) from exc
+        raise error(f"not readable as JSON: {exc}", path=path) from exc
 
 
-def _is_log_json(data: Any) -> bool:
+def is_log_json(data: Any) -> bool:
+    """Whether ``data`` is an inspect eval log written as JSON (its header and version)."""
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "version" in data
 
 
@@ -109,14 +113,14 @@ def _read_one(path: Path, inputs: ReportInputs, explicit: bool,
         _add_log(path, inputs)
         return
     try:
-        data = _read_json(path)
+        data = read_json(path)
     except ReportInputError as exc:
         if explicit:  # a file asked for by name must be read
             raise
         inputs.skipped.append(exc)  # in a folder, like a damaged log: named, the rest reported
         return
-    benchmark = None if _is_log_json(data) else card_benchmark(data)
-    if _is_log_json(data):
+    benchmark = None if is_log_json(data) else card_benchmark(data)
+    if is_log_json(data):
         _add_log(path, inputs)
     elif benchmark is not None:
         cards = inputs.cards.setdefault(benchmark.name, {})
@@ -177,7 +181,7 @@ def read_humans(path: str | Path) -> dict[str, Any]:
     file = Path(path)
     if not file.is_file():
         raise ReportInputError("no such file", path=file, field="--humans")
-    data = _read_json(file)
+    data = read_json(file)
     if card_benchmark(data) is None:
         raise ReportInputError("not M3Eval scores (expected keys such as divided_attention, "
                                "memory_interference, interleaved, nback)", path=file,

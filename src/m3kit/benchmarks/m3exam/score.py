@@ -349,6 +349,18 @@ def load_data(path: Path) -> M3ExamData:
     return load_m3exam(path)
 
 
+def _matched_predictions(
+    data: Path, predictions: Path,
+) -> tuple[M3ExamData, list[PredictionRecord], list[SkippedRecord]]:
+    """``data`` loaded, ``predictions`` read (its bad lines as skips) and checked to match
+    some question (``NothingToScoreError`` otherwise), before any judge is asked."""
+    dataset = load_data(data)
+    records, bad = read_predictions(predictions)
+    match_predictions({q.id for q in dataset.questions}, [r.id for r in records], data=data,
+                      predictions=predictions, skipped=[*dataset.skipped, *bad])
+    return dataset, records, bad
+
+
 def score_predictions(
     data: Path,
     predictions: Path,
@@ -363,10 +375,7 @@ def score_predictions(
     does. The card's ``skipped`` lists the data's skips, then the predictions file's (a line
     that is not UTF-8 or JSON, a bad record, a repeated id). Raises ``NothingToScoreError``
     when no question loads or no prediction matches one, before any judge is asked."""
-    dataset = load_data(data)
-    records, bad = read_predictions(predictions)
-    match_predictions({q.id for q in dataset.questions}, [r.id for r in records], data=data,
-                      predictions=predictions, skipped=[*dataset.skipped, *bad])
+    dataset, records, bad = _matched_predictions(data, predictions)
     card = score_outputs(dataset, records, judge_model=judge_model,
                          judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
     notes = [f"{card.missing} questions have no prediction"] if card.missing else []
@@ -471,10 +480,7 @@ def items_from_predictions(
     from m3kit.benchmarks.m3exam.load import evidence_session
     from m3kit.benchmarks.m3exam.scorer import M3ExamItem
 
-    dataset = load_data(data)
-    records, bad = read_predictions(predictions)
-    match_predictions({q.id for q in dataset.questions}, [r.id for r in records], data=data,
-                      predictions=predictions, skipped=[*dataset.skipped, *bad])
+    dataset, records, _ = _matched_predictions(data, predictions)
     judged = _judged_items(dataset, records, judge_model=judge_model,
                            judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
     by_id = {q.id: q for q in dataset.questions}

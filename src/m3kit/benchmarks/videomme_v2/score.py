@@ -344,11 +344,11 @@ def groups_from_questions(questions: Iterable[Question]) -> tuple[list[GroupInfo
     return groups, incomplete
 
 
-def scores_from_log(samples: Sequence[LoggedSample]) -> VideoMMEv2Score:
-    """The numbers of one ``videomme_v2`` run from its samples
-    (``m3kit.report.logs.read_samples``), the ids of groups left out as incomplete in
-    ``incomplete_groups``. A run spread over several logs (a killed run and its ``--resume``,
-    shards) is pooled into one first (``m3kit.report.pooling.pool_logs``)."""
+def _logged_outcomes(
+    samples: Sequence[LoggedSample],
+) -> tuple[list[Question], dict[str, QuestionOutcome]]:
+    """The questions of a run's samples and each one's outcome; inspect's own error (or no
+    score) is a failure, never an exclusion."""
     questions: list[Question] = []
     outcomes: dict[str, QuestionOutcome] = {}
     for sample in samples:
@@ -359,12 +359,21 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> VideoMMEv2Score:
         item = sample.item
         if sample.error is None and item is not None:
             status, reason = item.status, sample.explanation
-        else:  # inspect's own error (or no score): a failure, never an exclusion
+        else:
             status, reason = "failed", "error"
         outcomes[question.id] = QuestionOutcome(
             id=question.id, status=str(status), letter=getattr(item, "letter", None),
             reason=reason or "",
         )
+    return questions, outcomes
+
+
+def scores_from_log(samples: Sequence[LoggedSample]) -> VideoMMEv2Score:
+    """The numbers of one ``videomme_v2`` run from its samples
+    (``m3kit.report.logs.read_samples``), the ids of groups left out as incomplete in
+    ``incomplete_groups``. A run spread over several logs (a killed run and its ``--resume``,
+    shards) is pooled into one first (``m3kit.report.pooling.pool_logs``)."""
+    questions, outcomes = _logged_outcomes(samples)
     groups, incomplete = groups_from_questions(questions)
     score = aggregate(score_groups(groups, outcomes), outcomes.values())
     return score.model_copy(update={"incomplete_groups": incomplete})
@@ -467,22 +476,7 @@ def items_from_log(samples: Sequence[LoggedSample]) -> list[VideoMMEv2Item]:
     """The per-item records of a run, as ``scores_from_log`` counts them: the questions of its
     complete groups, groups with an unreadable video or subtitles left out, errored samples
     failed."""
-    questions: list[Question] = []
-    outcomes: dict[str, QuestionOutcome] = {}
-    for sample in samples:
-        question = sample.question
-        if question is None:
-            continue
-        questions.append(question)
-        item = sample.item
-        if sample.error is None and item is not None:
-            status, reason = item.status, sample.explanation
-        else:
-            status, reason = "failed", "error"
-        outcomes[question.id] = QuestionOutcome(
-            id=question.id, status=str(status), letter=getattr(item, "letter", None),
-            reason=reason or "",
-        )
+    questions, outcomes = _logged_outcomes(samples)
     groups, _ = groups_from_questions(questions)
     kept = [g for g in groups if not any(outcomes[q].excluded for q in g.question_ids)]
     return _items(questions, kept, outcomes)
