@@ -1,4 +1,5 @@
-"""The main job end to end on a few questions: suite, evals, the Markdown and HTML reports."""
+"""The main job end to end on a few questions: suite, evals, the sections printed, the Markdown
+and HTML reports saying the same."""
 
 from __future__ import annotations
 
@@ -8,19 +9,39 @@ from pathlib import Path
 from m3kit.quickstart import TASKS, run_quickstart
 
 
-def test_quickstart_writes_tables_logs_and_the_html_report(tmp_path: Path) -> None:
-    result = run_quickstart(tmp_path / "qs", memories=("none",), frames=0, limit=2)
-    assert len(result.logs) == len(TASKS) and all(Path(log).is_file() for log in result.logs)
-    # 2 questions of each of the 4 paradigms, every one answered and counted
+def test_quickstart_writes_sections_logs_and_the_html_report(tmp_path: Path) -> None:
+    result = run_quickstart(tmp_path / "qs", memories=("none", "rag"), frames=0, limit=2)
+    # M3Eval's tasks with each memory, then the further benchmarks' parts
+    assert all(Path(log).is_file() for log in result.logs)
+    assert sum("synth-" in Path(log).name for log in result.logs) == 2 * len(TASKS)
+    headline, breakdown = result.sections[:2]
+    assert headline.benchmark == breakdown.benchmark == "m3eval"
+    # 2 questions of each of the 4 paradigms per system, every one answered and counted
     cost = next(t for t in result.tables if t.title == "Cost per answer")
-    assert [row[:2] for row in cost.rows] == [["m3kit/builtin", 8]]
+    assert [row[:2] for row in cost.rows] == [["m3kit/builtin", 8], ["m3kit/builtin + rag", 8]]
+    evidence = headline.tables[0]
+    assert evidence.columns == ["system / evidence", "n", "units", "acc % [95 % CI]",
+                                "chance %"]
+    # every system's cells carry n and units; the reading is derived from intervals
+    assert all(isinstance(row[1], int) and isinstance(row[2], int)
+               for row in evidence.rows if row[1] != "")
+    reading = " ".join(headline.notes)
+    assert "vs chance" in reading and "minus m3kit/builtin" in reading  # the paired comparison
+    assert any(note.startswith("m3kit/builtin is a text-surrogate baseline") for note in
+               headline.notes)
+    assert breakdown.notes[0].endswith("(seed 0).")
     text = result.report.read_text()
-    assert "Accuracy by evidence" in text and "Eval logs" in text
+    assert "Accuracy by evidence" in text and "Eval logs" in text and "vs chance" in text
     html = result.html.read_text()
     assert result.html.name == "index.html" and "Table 1" in html
-    figures = sorted(p.name for p in result.html.parent.glob("*.png"))
-    assert figures and all(p.stat().st_size > 0 for p in result.html.parent.glob("*.png"))
-    # each figure's plotted numbers sit beside it
+    # the HTML carries the terminal's sections first: the same n, intervals and caveats
+    assert html.index("Accuracy by evidence") < html.index("Table 1")
+    for note in headline.notes:
+        assert note.replace("'", "&#x27;") in html
+    assert all(p.stat().st_size > 0 for p in result.html.parent.glob("*.png"))
+    # each of M3Eval's figures has its plotted numbers beside it
+    figures = sorted(p.name for p in result.html.parent.glob("fig*.png"))
+    assert figures
     for name in figures:
         data = result.html.parent / name.replace(".png", ".json")
         assert data.is_file() and json.loads(data.read_text())

@@ -69,7 +69,7 @@ def test_compare_two_logs(builtin_runs: dict[str, Path],
     assert result["resamples"] == 300
 
     assert main(["compare", str(full), str(blind)]) == 0
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # wrapped at 80 columns
     assert "M3Eval: A = m3kit/builtin" in text and "nback_accuracy" in text
     assert "Differences without * are inside the noise" in text
     assert "intrusion_rate" not in text  # no question of the run offers an intrusion
@@ -147,7 +147,7 @@ def test_compare_two_predictions_files(tmp_path: Path,
     argv = ["compare", "--score", "videomme-v2", "--data", str(data), "--predictions", str(a),
             "--predictions", str(b)]
     assert main(argv) == 0
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # wrapped at 80 columns
     # Avg Acc 81.25 -> 100 (+18.75), Non-Lin +32.29; their intervals exclude 0, but the 4
     # groups are under MIN_UNITS: no p and no *; McNemar b=0, c=3: p = 0.25
     assert "avg_acc" in text and "81.25" in text and "+18.75 " in text
@@ -231,7 +231,7 @@ def test_folders_of_two_systems_compare_pairwise(builtin_runs: dict[str, Path],
     assert blind["mcnemar"] == {"n": 6, "b": 0, "c": 0, "p_value": 1.0}
 
     assert main(["compare", str(a), str(b)]) == 0
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # wrapped at 80 columns
     assert f"M3Eval: A = m3kit/builtin ({a}), B = m3kit/builtin ({b})" in text
     assert f"M3Eval: A = m3kit/builtin (blind) ({a}), B = m3kit/builtin (blind) ({b})" in text
     assert "1 right in A only, 0 right in B only, p = 1" in text

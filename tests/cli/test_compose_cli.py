@@ -93,7 +93,50 @@ def test_unreadable_source_leaves_no_output(sources, tmp_path, capsys):
 
 
 def test_demo(pancake, tmp_path, capsys):
-    assert main(["demo", str(pancake), "--out-dir", str(tmp_path), "--swaps", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "split_screen probe: 852x240" in out and "swaps: 2" in out
+    assert main(["demo", str(pancake), "--out", str(tmp_path), "--swaps", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "split_screen probe: 852x240" in captured.out and "swaps: 2" in captured.out
     assert (tmp_path / "split_probe.mp4").exists() and (tmp_path / "split_probe.json").exists()
+    assert "deprecated" not in captured.err
+
+
+def test_demo_out_dir_is_a_deprecated_alias(pancake, tmp_path, capsys):
+    old = tmp_path / "old"
+    assert main(["demo", str(pancake), "--out-dir", str(old), "--swaps", "1"]) == 0
+    assert "--out-dir is deprecated, use --out" in capsys.readouterr().err
+    assert (old / "split_probe.mp4").exists()
+    # both, naming different folders: refused rather than guessed
+    assert main(["demo", str(pancake), "--out-dir", str(old), "--out", str(tmp_path / "new"),
+                 "--swaps", "1"]) == 2
+    assert "disagree" in capsys.readouterr().err
+
+
+def test_split_of_unequal_sources_says_what_it_cuts(sources, tmp_path, capsys):
+    a, _ = sources
+    longer = write_pattern_video(tmp_path / "long.mp4", seconds=6, fps=25, width=128, height=96)
+    out = tmp_path / "P.mp4"
+    assert main(["compose", "split", str(a), str(longer), "--out", str(out), "--virtual"]) == 0
+    err = capsys.readouterr().err
+    assert f"notice: {longer} plays 6.00 s; the probe shows its first 4.00 s" in err
+    assert str(a) not in err  # the shorter source is shown whole
+    assert load(out.with_suffix(".json"))["duration"] == 4.0
+    # an explicit length is the user's choice: no notice
+    assert main(["compose", "split", str(a), str(longer), "--out", str(out), "--virtual",
+                 "--duration", "2"]) == 0
+    assert "notice" not in capsys.readouterr().err
+    assert load(out.with_suffix(".json"))["duration"] == 2.0
+    # equal sources: nothing to say
+    assert main(["compose", "split", str(a), str(a), "--out", str(out), "--virtual"]) == 0
+    assert "notice" not in capsys.readouterr().err
+
+
+def test_outputs_have_ordinary_file_modes(sources, tmp_path):
+    import os
+
+    a, b = sources
+    out = tmp_path / "P.mp4"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert main(["compose", "split", str(a), str(b), "--out", str(out)]) == 0
+    for path in (out, out.with_suffix(".json")):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path

@@ -93,3 +93,25 @@ def test_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert "sources file or folder not found" in err and "Traceback" not in err
     assert main(["m3eval", "generate", str(tmp_path), "--model", "m3kit/builtin"]) == 2
     assert "run the build first" in capsys.readouterr().err
+
+
+def test_generate_against_a_failing_server_stops_with_a_summary(built: Path, capsys, scripted,
+                                                                serve) -> None:
+    # every request answered HTTP 500: each call is retried (one line each), then the run
+    # stops with one line naming the stage and the item, and the calls' summary
+    server = scripted(key_of=lambda prompt: "all", faults={"all": ["server_error"] * 100})
+    model = serve("broken", server)
+    code = main(["m3eval", "generate", str(built), "--model", model, "--batches", "1",
+                 "--frames-per-batch", "1", "--call-attempts", "2", "--max-connections", "1",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "InternalServerError on captions" in err and "(attempt 1 of 2), retrying in 2 s" in err
+    assert "model calls: 0 answered, 1 retried, 1 failed (failed attempts: 2× " \
+        "InternalServerError)" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("m3kit: error: record ") and "field 'captions'" in last
+    assert "(after 2 attempts)" in last and "Traceback" not in err
+    # the failing call's two attempts (one request each), then the stop: at most the next
+    # call's first request, already sent, is cut short
+    assert 2 <= len(server.records) <= 3

@@ -15,7 +15,12 @@ def test_quickstart_takes_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                  "--limit", "1"])
     assert code == 0
     assert (out / "report.md").is_file() and (out / "report" / "index.html").is_file()
-    assert str(out / "report.md") in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert str(out / "report.md") in printed
+    # not a terminal: every table, rule and reading fits 80 columns (the paths after are paths)
+    body = printed.split("\nreport: ")[0].splitlines()
+    assert body and max(len(line) for line in body) <= 80
+    assert "Accuracy by evidence" in printed and "acc % [95 % CI]" in printed
 
 
 @pytest.mark.parametrize("flag", ["--out", "--out-dir"])

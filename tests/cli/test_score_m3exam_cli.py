@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from m3kit.benchmarks.m3exam.load import load_m3exam
 from m3kit.cli.main import main
 
 
@@ -33,12 +35,18 @@ def test_score_m3exam_json_on_real_persona(m3exam_persona: Path, tmp_path: Path,
     # EM 1/2^2 = 0.25 (third entry); F1 vs the label: pred [jugular, vein], gold [medial,
     # saphenous, vein]: overlap 1, P 1/2, R 1/3 -> 0.4; BLEU-1 0.5 * exp(1 - 3/2)
     bleu = 0.5 * math.exp(-0.5)
-    assert result["per_type"] == {
-        "ss": pytest.approx({"count": 1, "em": 0.25, "f1": 0.4, "bleu1": bleu, "llm_judge": 0.25})
-    }
-    # Overall = 0.5 * 0.25 + (0.25 + 0.4 + bleu) / 6
-    assert result["total"]["overall"] == pytest.approx(0.125 + (0.65 + bleu) / 6)
-    assert result["missing"] == 357
+    # the other 357 questions have no prediction: each counted wrong (0 on every metric, its
+    # judge score 0 as a judge score is in play), so every mean is over all questions
+    types = Counter(q.question_type for q in load_m3exam(m3exam_persona).questions)
+    n_ss, n_all = types["ss"], sum(types.values())
+    n_soft = sum(n for t, n in types.items() if t not in ("fm", "fj"))
+    assert result["per_type"]["ss"] == pytest.approx(
+        {"count": n_ss, "em": 0.25 / n_ss, "f1": 0.4 / n_ss, "bleu1": bleu / n_ss,
+         "llm_judge": 0.25 / n_ss})
+    assert sum(row["count"] for row in result["per_type"].values()) == n_all == 358
+    em, f1, bleu1, judge = 0.25 / n_all, 0.4 / n_soft, bleu / n_soft, 0.25 / n_soft
+    assert result["total"]["overall"] == pytest.approx(0.5 * judge + (em + f1 + bleu1) / 6)
+    assert result["n_missing"] == 357
     # the broken last line is a named skip; the unknown id is counted and named on stderr
     assert [(r["file"], r["record"]) for r in result["skipped"]] == [(str(preds), "3")]
     assert (result["n_skipped_records"], result["n_unmatched_predictions"]) == (1, 1)
@@ -53,11 +61,13 @@ def test_score_m3exam_fj_rule_flag(m3exam_persona: Path, tmp_path: Path, capsys)
     args = ["score", "m3exam", "--data", str(m3exam_persona), "--predictions", str(preds)]
     assert main([*args, "--json"]) == 0
     exact = json.loads(capsys.readouterr().out)
-    # the paper's rule: the whole answer "the answer is c" is not "c"
-    assert exact["fj_rule"] == "exact" and exact["per_type"] == {"fj": {"count": 1, "em": 0.0}}
+    # the paper's rule: the whole answer "the answer is c" is not "c"; the persona's other 28
+    # fj questions have no prediction and count wrong
+    assert exact["fj_rule"] == "exact" and exact["per_type"]["fj"] == {"count": 29, "em": 0.0}
     assert main([*args, "--json", "--fj-letter"]) == 0
     letter = json.loads(capsys.readouterr().out)
-    assert letter["fj_rule"] == "letter" and letter["per_type"] == {"fj": {"count": 1, "em": 1.0}}
+    assert letter["fj_rule"] == "letter"
+    assert letter["per_type"]["fj"] == {"count": 29, "em": pytest.approx(1 / 29)}
     assert main([*args, "--fj-letter"]) == 0
     assert "(fj EM: letter)" in capsys.readouterr().out
 

@@ -41,7 +41,7 @@ def test_m3exam_persona_and_predictions(hostile: HostileCorpus, capsys) -> None:
     result = json.loads(out)
     # Eve_Crafted/0 "Miso" (the later "Tom" ignored) and /1 "fox" (after its non-UTF-8 line):
     # both exact, so EM = F1 = BLEU-1 = 2/2.
-    assert result["total"]["count"] == 2 and result["missing"] == 0
+    assert result["total"]["count"] == 2 and result["n_missing"] == 0
     assert (result["total"]["em"], result["total"]["f1"], result["total"]["bleu1"]) == (1, 1, 1)
     skipped = [str(SkippedRecord.model_validate(r)) for r in result["skipped"]]
     assert len(skipped) == 6 == result["n_skipped_records"]

@@ -62,3 +62,80 @@ def test_damaged_and_missing_images_are_typed(tmp_path: Path) -> None:
         read_image_rgb(truncated)
     with pytest.raises(MediaNotFoundError):
         read_image_rgb(tmp_path / "none.png")
+
+
+# -- inline images (data URIs) and web links ------------------------------------------------------
+
+
+def _data_uri(image: Image.Image, fmt: str = "JPEG", mime: str = "image/jpeg") -> str:
+    import base64
+    import io
+
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt)
+    return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
+
+
+def test_an_inline_image_decodes_like_a_file() -> None:
+    from m3kit.media.image import check_image, image_available
+
+    uri = _data_uri(Image.new("RGB", (6, 4), (200, 10, 10)), "PNG", "image/png")
+    assert image_available(uri)
+    assert check_image(uri, record="D5:6") == (6, 4)
+    pixels = read_image_rgb(uri)
+    assert pixels.shape == (4, 6, 3) and tuple(int(v) for v in pixels[0, 0]) == (200, 10, 10)
+    # Line breaks inside the base64 (as some writers wrap it) are no part of the payload.
+    wrapped = uri[:60] + "\n" + uri[60:]
+    assert read_image_rgb(wrapped).shape == (4, 6, 3)
+
+
+@pytest.mark.parametrize(
+    ("uri", "reason"),
+    [
+        ("data:image/jpeg;base64", "',' before its payload"),
+        ("data:image/jpeg,rawbytes", "not base64"),
+        ("data:text/plain;base64,aGVsbG8=", "is not an image"),
+        ("data:image/jpeg;base64,not*base64!", "bad base64"),
+        ("data:image/jpeg;base64,", "empty payload"),
+    ],
+)
+def test_a_malformed_inline_image_is_a_named_error(uri: str, reason: str) -> None:
+    from m3kit.media.image import InlineImageError, check_image
+
+    for read in (read_image_rgb, check_image):
+        with pytest.raises(InlineImageError, match=reason) as caught:
+            read(uri, record="conv-42 D5:6")
+        assert caught.value.record == "conv-42 D5:6"
+        assert len(str(caught.value)) < 200  # the payload is cut from the message
+    # Base64 of bytes that are no image: decodes, then fails as any damaged image does.
+    with pytest.raises(CorruptMediaError):
+        read_image_rgb("data:image/jpeg;base64,aGVsbG8gd29ybGQ=")
+
+
+def test_an_inline_image_is_bounded_before_it_is_decoded() -> None:
+    from m3kit.media.image import inline_image_bytes
+
+    uri = _data_uri(Image.new("RGB", (64, 64), (1, 2, 3)), "PNG", "image/png")
+    size = len(inline_image_bytes(uri))
+    assert inline_image_bytes(uri, max_bytes=size + 2) is not None
+    with pytest.raises(MediaTooLargeError, match="over the bound of 10 bytes"):
+        inline_image_bytes(uri, max_bytes=10)
+
+
+def test_a_web_link_is_never_fetched() -> None:
+    from m3kit.media.image import RemoteImageError, image_available
+
+    url = "https://example.invalid/lake.jpg"
+    assert not image_available(url)
+    with pytest.raises(RemoteImageError, match="offline") as caught:
+        read_image_rgb(url, record="D1:2")
+    assert caught.value.path == url
+
+
+def test_a_path_the_file_system_refuses_is_no_file() -> None:
+    from m3kit.media.image import image_available
+
+    # What a data URI read as a path looked like: a name longer than any file system allows.
+    assert not image_available("x" * 5000)
+    with pytest.raises(MediaNotFoundError):
+        read_image_rgb("x" * 5000)

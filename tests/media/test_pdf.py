@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -106,3 +110,81 @@ def test_render_to_file_is_cached_by_identity(two_pages: Path, tmp_path: Path) -
     assert render_pdf_page_file(two_pages, 1, out, dpi=144) != first
     with pytest.raises(MediaNotFoundError):
         render_pdf_page_file(tmp_path / "gone.pdf", 0, out)
+
+
+def _race(render: Callable[[], Path], target: Path, writers: int = 8) -> list[Path]:
+    """``writers`` threads render the same page at once while readers open the page's file the
+    moment it appears, as parallel samples do: every read must see a whole PNG."""
+    start = threading.Barrier(writers + 2)
+    done = threading.Event()
+    reads: list[tuple[int, int]] = []
+    failures: list[BaseException] = []
+
+    def read_while_written() -> None:
+        start.wait()
+        while not done.is_set():
+            if target.is_file():
+                try:
+                    with Image.open(target) as image:
+                        image.load()  # a half-written PNG fails here ("image file is truncated")
+                        reads.append(image.size)
+                except OSError as exc:
+                    failures.append(exc)
+
+    def write() -> Path:
+        start.wait()
+        return render()
+
+    readers = [threading.Thread(target=read_while_written) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    with ThreadPoolExecutor(writers) as pool:
+        paths = list(pool.map(lambda _: write(), range(writers)))
+    done.set()
+    for reader in readers:
+        reader.join()
+    assert failures == []
+    assert len(set(reads)) <= 1
+    return paths
+
+
+def test_the_same_page_rendered_by_many_threads_at_once_is_always_whole(
+    two_pages: Path, tmp_path: Path
+) -> None:
+    expected = np.asarray(render_pdf_page(two_pages, 0, dpi=144))
+    name = render_pdf_page_file(two_pages, 0, tmp_path / "probe", dpi=144).name
+    for attempt in range(4):  # a fresh folder each time: every attempt races the first write
+        out = tmp_path / f"pages-{attempt}"
+        paths = _race(lambda out=out: render_pdf_page_file(two_pages, 0, out, dpi=144),
+                      out / name)
+        assert set(paths) == {out / name}
+        with Image.open(out / name) as image:
+            assert np.array_equal(np.asarray(image.convert("RGB")), expected)
+        assert [p.name for p in out.iterdir()] == [name]  # no temporary file left behind
+
+
+def test_the_same_page_rendered_from_many_asyncio_tasks_at_once(
+    two_pages: Path, tmp_path: Path
+) -> None:
+    import anyio
+
+    out = tmp_path / "pages"
+
+    async def many() -> list[Path]:
+        # How samples render under inspect: tasks on one loop, each handing PDFium a thread.
+        results: list[Path] = []
+
+        async def one() -> None:
+            results.append(await anyio.to_thread.run_sync(
+                lambda: render_pdf_page_file(two_pages, 1, out, dpi=144)))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(16):
+                group.start_soon(one)
+        return results
+
+    paths = anyio.run(many)
+    assert len(paths) == 16 and len(set(paths)) == 1
+    with Image.open(paths[0]) as image:
+        image.load()
+        assert image.size == (1224, 1584)

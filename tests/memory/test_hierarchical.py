@@ -37,7 +37,9 @@ def conversation(tmp_path_factory: pytest.TempPathFactory) -> Conversation:
 
 @pytest.fixture(scope="module")
 def memory(conversation, embedder) -> HierarchicalMemory:
-    memory = HierarchicalMemory(embedder=embedder, sessions=1, k=2, index="numpy")
+    """The original routing: only the chosen sessions' rounds compete."""
+    memory = HierarchicalMemory(embedder=embedder, sessions=1, k=2, index="numpy",
+                                routing="filter")
     asyncio.run(memory.ingest("vet", conversation_events(conversation)))
     return memory
 
@@ -109,3 +111,25 @@ def test_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="must be positive"):
         HierarchicalMemory(sessions=0)
     assert make_memory("hierarchical").config()["sessions"] == 3
+
+
+def test_preferred_routing_lifts_the_chosen_session_without_hiding_the_others(
+        conversation, embedder) -> None:
+    """A question about two sessions with one session routed: the filter routing returns that
+    session's rounds only; the default ("prefer") fuses the routed session in as a scope and
+    still finds the other session's round."""
+    question = "Did the parrot pluck its feathers, and did the rabbit stop eating hay?"
+    built = {}
+    for routing in ("filter", "prefer"):
+        built[routing] = HierarchicalMemory(embedder=embedder, sessions=1, k=3, index="numpy",
+                                            routing=routing)
+        asyncio.run(built[routing].ingest("vet", conversation_events(conversation)))
+    assert HierarchicalMemory().routing == "prefer"
+    (routed,) = built["prefer"].top_sessions("vet", question, built["prefer"].visible("vet"))
+    filtered = asyncio.run(built["filter"].retrieve("vet", question))
+    assert {r.metadata["session_id"] for r in filtered} == {routed.metadata["session_id"]}
+    preferred = asyncio.run(built["prefer"].retrieve("vet", question))
+    assert {r.metadata["session_id"] for r in preferred} == {"D1", "D3"}
+    assert preferred[0].metadata["session_id"] == routed.metadata["session_id"]
+    with pytest.raises(ValueError, match="routing"):
+        HierarchicalMemory(routing="maybe")

@@ -367,8 +367,10 @@ def test_query_not_the_prompt_drives_bias_and_retrieval(clinic, embedder, reader
 def test_answer_reports_what_retrieve_ranks(clinic, embedder, reader) -> None:
     """With the model's bias (known after ``answer`` asked it) ``retrieve`` gives the ranking
     ``answer`` used; before that it ranks by the lexical detector's bias, which sees no
-    modality in this question: no image bonus, so the kept set differs."""
-    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy")
+    modality in this question: no image bonus, so the kept set differs. (The paper's cosine
+    pool, ``retrieval="dense"``: the fused pool of the default ranks these chunks otherwise.)"""
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
+                           retrieval="dense")
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
     model, _ = _json_bias_model('{"image": 1, "document": 0, "chart": 0}', reply="a brown dog")
     question = "Which gloves should the clinic stock?"
@@ -385,7 +387,7 @@ def test_answer_reports_what_retrieve_ranks(clinic, embedder, reader) -> None:
     assert explicit == ranked
     # Bias "lexical": no model call, the same ranking either way.
     lexical = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
-                            bias="lexical")
+                            bias="lexical", retrieval="dense")
     asyncio.run(lexical.ingest("vet", conversation_events(clinic)))
     plain = asyncio.run(lexical.answer("vet", question, model, query=question))
     assert plain.usage.retrieved_ids == [c.id for c in asyncio.run(lexical.retrieve("vet",

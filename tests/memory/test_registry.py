@@ -9,7 +9,8 @@ from m3kit.memory import MEMORIES, ContextMemory, RagMemory, make_memory
 
 def test_names_build_their_memories() -> None:
     assert MEMORIES == ("none", "context", "rag", "context-text", "context-mm", "rag-text",
-                        "rag-mm", "hierarchical", "hierarchical-mm", "proctor")
+                        "rag-mm", "hierarchical", "hierarchical-mm", "proctor", "videorag",
+                        "egorag")
     assert make_memory("none") is None
     context = make_memory("context", token_budget=2000, image_tokens=85)
     assert isinstance(context, ContextMemory)

@@ -3,8 +3,6 @@ answer is known by hand."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -252,11 +250,9 @@ def test_mcnemar_rejects_negative_counts() -> None:
         mcnemar_exact(-1, 2)
 
 
-def test_two_thousand_resamples_of_a_few_hundred_items_are_fast() -> None:
+def test_a_few_hundred_units_give_an_interval_around_the_mean() -> None:
     rng = np.random.default_rng(1)
     units = [[int(x) for x in rng.integers(0, 2, size=4)] for _ in range(200)]  # 800 items
-    start = time.perf_counter()
     result = cluster_bootstrap(units, mean_of)
-    assert time.perf_counter() - start < 1.0
     interval = result["mean"]
     assert interval.lo < interval.value < interval.hi

@@ -27,7 +27,7 @@ from inspect_ai.model import (
 )
 
 from m3kit.models import frames_to_content
-from m3kit.models.builtin import DEFAULT_ABSTAIN_THRESHOLD, BuiltinModelAPI
+from m3kit.models.builtin import DEFAULT_ABSTAIN_THRESHOLD, BuiltinModelAPI, tie_rank
 from m3kit.models.errors import ModelArgError
 
 M3EVAL_INSTRUCTION = (
@@ -69,16 +69,42 @@ def test_frame_text_supports_one_option(builtin: Any, render_frame: Callable[...
     assert meta["surrogate"] == "text"
 
 
-def test_colour_only_frames_are_a_tie(builtin: Any, render_frame: Callable[..., Path]) -> None:
-    """Nothing to read, nothing to match: every option scores 0 and the tie goes to A."""
+def test_colour_only_frames_are_a_tie_broken_by_the_option_not_its_letter(
+    builtin: Any, render_frame: Callable[..., Path]
+) -> None:
+    """Nothing to read, nothing to match: every option scores 0. The tie goes to the option
+    with the lowest ``tie_rank`` of (question, option text), so the same option wins whatever
+    letter it carries, never "A" by position."""
     frames = [render_frame("red", background=(220, 30, 30)),
               render_frame("blue", background=(30, 30, 220))]
-    prompt = ("What colour was the car in the second half of the video?\nA. Green\nB. Blue\n"
-              f"C. Red\nD. Yellow\n{M3EVAL_INSTRUCTION}")
-    meta = info(ask(builtin, frames_then(frames, prompt)))
-    assert meta["answer"] == "A"
-    assert meta["best_score"] == 0.0 and meta["margin"] == 0.0
-    assert {row["score"] for row in meta["scores"]} == {0.0}
+    question = "What colour was the car in the second half of the video?"
+    colours = ["Green", "Blue", "Red", "Yellow"]
+    picked = set()
+    for shift in range(4):  # the same options, rotated through the letters
+        order = colours[shift:] + colours[:shift]
+        lines = [f"{letter}. {text}" for letter, text in zip("ABCD", order)]
+        meta = info(ask(builtin, frames_then(frames, "\n".join([question, *lines,
+                                                                 M3EVAL_INSTRUCTION]))))
+        assert meta["best_score"] == 0.0 and meta["margin"] == 0.0
+        assert {row["score"] for row in meta["scores"]} == {0.0}
+        expected = min(colours, key=lambda text: tie_rank(meta["question"], text))
+        chosen = next(row["text"] for row in meta["scores"] if row["label"] == meta["answer"])
+        assert chosen == expected
+        picked.add(meta["answer"])
+    # the winning text sat at each letter once, so the winning letter did too
+    assert picked == {"A", "B", "C", "D"}
+
+
+def test_tie_rank_spreads_ties_over_the_letters() -> None:
+    """Over many questions whose four options all tie, the pick is not positional: each letter
+    wins about a quarter of the time (400 questions: every letter between 70 and 130)."""
+    wins = {letter: 0 for letter in "ABCD"}
+    for q in range(400):
+        texts = [f"option {q}-{j}" for j in range(4)]
+        best = min(range(4), key=lambda j: tie_rank(f"question {q}?", texts[j]))
+        wins["ABCD"[best]] += 1
+    assert all(70 <= n <= 130 for n in wins.values()), wins
+    assert tie_rank("q", "a") == tie_rank("q", "a") != tie_rank("q", "b")
 
 
 def test_abstains_when_evidence_supports_nothing(

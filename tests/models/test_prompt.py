@@ -90,6 +90,7 @@ def test_free_form_has_no_options() -> None:
         ("Answer with the option's letter from the given choices directly.", FormatKind.BARE),
         ("Respond with only the letter.", FormatKind.BARE),
         ("Choose the best option.", FormatKind.FINAL_ANSWER_IS),
+        ('End with one line "Ranking: B > D > A > C".', FormatKind.RANKING),
     ],
 )
 def test_detect_format(text: str, kind: FormatKind) -> None:
@@ -109,6 +110,7 @@ def test_render() -> None:
         ("Not mentioned in the video", True), ("I don't know", True),
         ("Cannot be determined", True), ("Video 1", False), ("Both videos", False),
         ("The man in the red jacket", False), ("Nathan", False),
+        ("This question can not be answered.", True),
     ],
 )
 def test_abstain_options(text: str, abstain: bool) -> None:

@@ -223,12 +223,15 @@ def test_m3exam_predictions_hand_computed(m3exam_persona: Path, tmp_path: Path) 
     b = run_from_predictions(benchmark, m3exam_persona, write(tmp_path / "b.jsonl", [
         {"id": q.id, "prediction": q.answer} for q in questions if q.id not in left]))
     result = compare_runs(a, b, resamples=200)
-    assert (result.n_shared, sorted(result.only_a), result.only_b) == (356, sorted(left), [])
+    # a question without a prediction is counted wrong (one rule across benchmarks): B's two
+    # are items, wrong, so both runs hold all 358
+    assert (result.n_shared, result.only_a, result.only_b) == (358, [], [])
     em = result.numbers["em"]
-    assert (em.a, em.b, em.diff) == pytest.approx((353 / 356, 1.0, 3 / 356))
+    assert (em.a, em.b, em.diff) == pytest.approx((355 / 358, 356 / 358, 1 / 358))
     assert result.mcnemar is not None
-    assert (result.mcnemar.n, result.mcnemar.b, result.mcnemar.c) == (356, 0, 3)
-    assert result.mcnemar.p_value == 0.25
+    # only A right: B's two missing; only B right: A's three wrong. p = 2 P(Bin(5, 1/2) <= 2) = 1
+    assert (result.mcnemar.n, result.mcnemar.b, result.mcnemar.c) == (358, 2, 3)
+    assert result.mcnemar.p_value == 1.0
     # no judge scores in either file: LLM-J and Overall are undefined
     assert result.numbers["llm_judge"].diff is None and result.numbers["overall"].diff is None
     assert result.unit.startswith("session")

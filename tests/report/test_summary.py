@@ -48,6 +48,9 @@ def log(tmp_path, probe_video, make_q, scripted, serve):
 
 def test_m3eval_table(log):
     table = summary_table(log)
+    # the title says how the run was made: no memory, 2 uniform frames, not blind
+    assert table.title == f"m3kit/synth_interference · {log.eval.model} · no memory · frames 2 " \
+        "uniform · success"
     assert table.columns[:4] == ["group", "n", "acc%", "intr%"]
     rows = {r[0]: dict(zip(table.columns, r, strict=True)) for r in table.rows}
     # all: q0..q3 answered (q4 excluded). acc = 1 correct (q0) / 4 = 25.0.
@@ -113,7 +116,8 @@ def test_m3exam_table_uses_its_own_scores(tmp_path, m3exam_persona):
     metrics = log.results.scores[0].metrics
     assert overall["n"] == "2"
     for column, key in (("EM", "em"), ("F1", "f1"), ("BLEU-1", "bleu1")):
-        assert overall[column] == f"{100 * metrics[key].value:.1f}", column
+        # the paper's 0-1 scale, four decimals, as `m3kit score` and `m3kit report` print it
+        assert overall[column] == f"{metrics[key].value:.4f}", column
     # under the table: each headline number as value [lo, hi], the value the column's
     heading, numbers = table.intervals[0], " ".join(table.intervals[1:])
     assert heading.startswith("95 % intervals, 2000 resamples of session")
@@ -244,3 +248,19 @@ def test_every_summary_line_fits_80_columns(tmp_path, probe_video, make_q, m3exa
         if task == "synth_interference":
             assert len(card) > 80 and "frames uniform (96, 144 for repetition, 8 per N-Back " \
                 "clip)" in card
+
+
+def test_summary_titles_differ_with_memory_and_blind():
+    """`m3kit eval` with --memory rag, --blind or neither never prints the same title."""
+    from m3kit.report.summary import summary_title
+    from m3kit.schema.card import FramePolicyCard, ReproCard
+
+    frames = FramePolicyCard(policy="uniform", count=24)
+    plain = ReproCard(model="m", frames=frames)
+    titles = [summary_title("synth_nback", "m", card, "success") for card in (
+        plain, plain.model_copy(update={"memory": "rag"}),
+        plain.model_copy(update={"blind": True, "frames": FramePolicyCard(policy="none")}))]
+    assert titles == ["synth_nback · m · no memory · frames 24 uniform · success",
+                      "synth_nback · m · memory rag · frames 24 uniform · success",
+                      "synth_nback · m · no memory · frames none · blind · success"]
+    assert summary_title("t", "m", None, "error") == "t · m · error"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from m3kit.schema.question import ChoiceRole
 from m3kit.synth.options import Option, item_rng, letter_options
 from m3kit.synth.phrases import paragraph
@@ -65,3 +67,33 @@ def test_lettering_shuffles_and_records_roles():
     by_letter = {c.letter: c for c in shuffled.choices}
     assert by_letter[shuffled.answer].text == "right"
     assert shuffled.role_by_letter[shuffled.answer] == "correct"
+
+
+def test_gold_position_cycles_through_every_letter():
+    from m3kit.synth.options import gold_position
+
+    for n in (2, 4):
+        first = [gold_position(slot, n, 3, "kind") for slot in range(n)]
+        assert sorted(first) == list(range(n))  # each position once per cycle
+        assert [gold_position(slot + n, n, 3, "kind") for slot in range(n)] == first
+    # another kind (or seed) draws another order, reproducibly
+    orders = {tuple(gold_position(s, 4, seed, "kind") for s in range(4)) for seed in range(12)}
+    assert len(orders) > 1
+    assert gold_position(5, 4, 3, "kind") == gold_position(5, 4, 3, "kind")
+
+
+def test_letter_options_puts_the_answer_at_the_gold_position():
+    options = [Option("right", ChoiceRole.CORRECT, "c"),
+               *(Option(f"wrong {i}", ChoiceRole.DISTRACTOR, "w") for i in range(3))]
+    for gold in range(4):
+        lettered = letter_options(options, random.Random(1), gold)
+        assert lettered.answer == "ABCD"[gold]
+        assert lettered.role_by_letter[lettered.answer] == "correct"
+        # the wrong options keep the shuffle's order around it
+        shuffled = letter_options(options, random.Random(1))
+        assert ([c.text for c in lettered.choices if c.text != "right"]
+                == [c.text for c in shuffled.choices if c.text != "right"])
+    fixed = letter_options(options, None, 2)
+    assert [c.text for c in fixed.choices] == ["wrong 0", "wrong 1", "right", "wrong 2"]
+    with pytest.raises(ValueError, match="gold position"):
+        letter_options(options, None, 4)

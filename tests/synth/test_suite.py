@@ -144,15 +144,44 @@ def test_bad_config_is_refused():
     SuiteConfig(beats=6, paradigms=["interference", "nback"])  # no storylines: fine
 
 
+# The quickstart suite: 6 pairs × (2 split screens × 16 + 2 concatenations × 4 + 1
+# interleaving × 20 questions) and 16 N-back trials × 2 attributes.
+QUICKSTART_COUNTS = {"divided_attention": 192, "interference": 48, "interleaved": 120,
+                     "nback": 32}
+QUICKSTART_PROBES = 6 * 5 + 16
+
+
 def test_small_preset_has_every_paradigm_in_both_variants(tmp_path: Path):
     suite = build_suite(tmp_path / "small")  # no config: the quickstart preset
     assert suite.config == SuiteConfig.small()
     counts = Counter((q.metadata["paradigm"], q.metadata["evidence"]) for q in suite.questions)
     for paradigm in ("divided_attention", "interference", "interleaved", "nback"):
         assert counts[(paradigm, "text")] == counts[(paradigm, "visual")] > 0
-    assert suite.manifest.counts == {"divided_attention": 64, "interference": 16,
-                                     "interleaved": 36, "nback": 16}
-    assert len(suite.probes) == 18
+    assert suite.manifest.counts == QUICKSTART_COUNTS
+    assert len(suite.probes) == QUICKSTART_PROBES
+    assert_balanced(suite)
+
+
+def assert_balanced(suite: Suite) -> None:
+    """Gold letters uniform per paradigm, question type and evidence variant (every letter
+    equally often); N-back "Yes" exactly half of each (evidence, N, K, attribute) cell."""
+    kinds: dict[tuple, Counter] = {}
+    for q in suite.questions:
+        key = (q.metadata["paradigm"], q.question_type, q.metadata["evidence"])
+        kinds.setdefault(key, Counter())[q.answer] += 1
+        kinds.setdefault(key + ("options",), Counter())[len(q.choices)] += 1
+    for key, letters in kinds.items():
+        if key[-1] == "options":
+            continue
+        (n_options,) = kinds[key + ("options",)]
+        assert sorted(letters) == list("ABCD"[:n_options]), key
+        assert len(set(letters.values())) == 1, (key, letters)
+    cells: dict[tuple, Counter] = {}
+    for q in suite.select(paradigm="nback"):
+        m = q.metadata
+        cells.setdefault((m["evidence"], m["n"], m["k"], m["attribute"]), Counter())[
+            q.choice(q.answer).text] += 1
+    assert cells and all(c["Yes"] == c["No"] > 0 for c in cells.values()), cells
 
 
 def test_parallel_runner_keeps_order_and_reports_progress():

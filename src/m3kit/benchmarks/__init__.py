@@ -136,6 +136,7 @@ def run_eval(task: str | Task, model: str | Model, **options: Any) -> EvalLog:
     if isinstance(task, str) and names_m3kit_task(task):
         benchmark = benchmark_for_task(task)
         spec = TaskSpec(name=f"{PACKAGE}/{_short(task)}",
-                        function=benchmark.task_function(task), ranges=benchmark.ranges)
+                        function=benchmark.task_function(task), ranges=benchmark.ranges,
+                        stratum=benchmark.stratum)
         return run(spec, model, **options)
     return run(task, model, **options)

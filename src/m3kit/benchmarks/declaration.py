@@ -134,11 +134,16 @@ class Benchmark:
       ``(data path, predictions path, **options)`` -> the same from external predictions, as
       ``score_predictions`` counts them; ``headline_format``: how a headline number is printed
       (a format spec); ``summary_intervals``: the headline numbers ``m3kit eval``'s summary
-      prints with their intervals, by name, labelled as its columns, times ``summary_scale``;
+      prints with their intervals, by name, labelled as its columns, on the scale of its score
+      card (one scale per benchmark: its paper's, in every table m3kit prints), in
+      ``summary_format`` (the summary table's own digits);
     - ``data_files``: ``(data path, **options)`` -> the question files the data set is read
       from, in load order (its reproducibility card's fingerprint); ``scoring_rules``:
       ``(**options)`` -> the scoring rule variants in force, by name. Each takes the
-      ``score_predictions`` options it names (``predictions_card``).
+      ``score_predictions`` options it names (``predictions_card``);
+    - ``stratum``: what ``m3kit eval --limit N --stratify`` samples evenly over, a field of
+      ``m3kit.schema.Question`` or ``metadata.<key>`` of its metadata (default
+      ``question_type``, which every benchmark's loader sets).
     """
 
     name: str
@@ -165,9 +170,10 @@ class Benchmark:
     ci_unit: str = "question"
     headline_format: str = ".2f"
     summary_intervals: Mapping[str, str] = field(default_factory=dict)
-    summary_scale: float = 1.0
+    summary_format: str = ".1f"
     data_files: Ref[Callable[..., list[Any]]] | None = None
     scoring_rules: Ref[Callable[..., dict[str, str]]] | None = None
+    stratum: str = "question_type"
 
     @property
     def score_verb(self) -> str:

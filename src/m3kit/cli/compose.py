@@ -54,11 +54,21 @@ def split(
     b: Annotated[Path, typer.Argument(help="Source shown on the right first.")],
     out: Out,
     swaps: Annotated[int, typer.Option("--swaps", help="Position swaps at uniformly spaced times.")] = 0,
+    duration: Annotated[float | None, typer.Option(
+        "--duration", help="Probe length in seconds, at most the shorter source's (default: "
+        "the shorter source's; the end of the longer one is cut, with a notice).")] = None,
     fps: Fps = None,
     virtual: Virtual = False,
 ) -> None:
-    """Two sources side by side, trading places SWAPS times."""
-    _finish(_composition().split_screen(a, b, swaps=swaps, fps=fps), out, virtual)
+    """Two sources side by side, trading places SWAPS times, for as long as both play."""
+    compose = _composition()
+    manifest = compose.split_screen(a, b, swaps=swaps, fps=fps, duration=duration)
+    # asked for with --duration, a cut is the user's choice; by default it is said
+    for source, length in compose.split_screen_cut(manifest) if duration is None else []:
+        typer.echo(f"m3kit: notice: {source.path} plays {length:.2f} s; the probe shows its "
+                   f"first {manifest.duration:.2f} s, the shorter source's length (--duration "
+                   "sets it)", err=True)
+    _finish(manifest, out, virtual)
 
 
 @app.command("concat")

@@ -15,11 +15,12 @@ from typing import Annotated
 import typer
 
 from m3kit.cli.compose import _composition, _finish
-from m3kit.errors import MediaNotFoundError
+from m3kit.errors import M3kitError, MediaNotFoundError
 from m3kit.media.generate import write_pattern_video
 from m3kit.media.info import video_info
 
 SHARED_VIDEO = ("videos", "flipping_a_pancake.mkv")
+DEFAULT_OUT = Path("m3kit-demo")
 # src/m3kit/cli/demo.py -> the checkout root is three folders above the package's cli/ folder
 _CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -54,10 +55,21 @@ def demo(
     video: Annotated[Path | None, typer.Argument(
         help="A real video for the left side (default: the shared pancake video, from "
              "$M3KIT_SHARED_DATA or shared/data beside the checkout).")] = None,
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the probe is written.")] = Path("m3kit-demo"),
+    out: Annotated[Path, typer.Option("--out", help="Folder the probe is written to.")]
+    = DEFAULT_OUT,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out-dir", hidden=True, help="Deprecated: --out.")] = None,
     swaps: Annotated[int, typer.Option("--swaps", help="Position swaps.")] = 3,
 ) -> None:
     """Compose a split-screen probe of VIDEO and a generated video; print its manifest summary."""
+    if out_dir is not None:
+        # every other verb names its output --out; the old spelling still works, once warned
+        typer.echo("m3kit: warning: --out-dir is deprecated, use --out", err=True)
+        if out != DEFAULT_OUT and out != out_dir:
+            raise M3kitError(f"--out {out} and --out-dir {out_dir} disagree: give --out only",
+                             field="out")
+        out = out_dir
+    out_dir = out
     if video is None:
         video = find_demo_video()
     info = video_info(video)

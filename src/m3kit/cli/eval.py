@@ -6,6 +6,7 @@ Thin: parsing and printing here; the task is looked up and run by ``m3kit.benchm
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,7 +24,7 @@ from m3kit.harness.defaults import (
 if TYPE_CHECKING:
     from m3kit.report.summary import SummaryTable
 
-__all__ = ["eval_command", "print_summary"]
+__all__ = ["eval_command", "eval_display", "print_summary"]
 
 SHOW_SKIPPED = 5  # reasons printed after a run; the log keeps them all
 SUMMARY_WIDTH = 80  # the summary's lines under the table wrap here, at word boundaries
@@ -32,8 +33,9 @@ SUMMARY_WIDTH = 80  # the summary's lines under the table wrap here, at word bou
 def print_summary(summary: SummaryTable, console: Console) -> None:
     """Print ``summary`` compactly: no box, one space between columns, headers whole, group
     labels split as ``display_rows`` does; nine columns fit 80 columns without breaking a
-    word. The interval lines and the card line under it wrap at ``SUMMARY_WIDTH`` columns at
-    word boundaries (continuations indented), never mid-word by the terminal."""
+    word. The interval lines, the failure lines (what failed and why) and the card line under
+    it wrap at ``SUMMARY_WIDTH`` columns at word boundaries (continuations indented), never
+    mid-word by the terminal."""
     from m3kit.report.summary import display_rows
 
     table = Table(title=summary.title, box=None, padding=(0, 1), collapse_padding=True,
@@ -47,10 +49,27 @@ def print_summary(summary: SummaryTable, console: Console) -> None:
     for row in display_rows(summary):
         table.add_row(*row)
     console.print(table)
-    for line in [*summary.intervals, *([summary.caption] if summary.caption else [])]:
-        for part in textwrap.wrap(line, SUMMARY_WIDTH, subsequent_indent="    ",
-                                  break_long_words=False, break_on_hyphens=False):
+    # a failure's reason may quote a path longer than a line: only those lines break words
+    lines = [*((line, False) for line in summary.intervals),
+             *((line, True) for line in summary.failures),
+             *(((summary.caption, False),) if summary.caption else ())]
+    for line, break_words in lines:
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        for part in textwrap.wrap(line, SUMMARY_WIDTH, subsequent_indent=indent + "    ",
+                                  break_long_words=break_words, break_on_hyphens=False):
             console.print(part, markup=False, highlight=False, soft_wrap=True)
+
+
+def eval_display(progress: bool | None, terminal: bool) -> str:
+    """inspect's display for ``--progress`` (True), ``--quiet`` (False) or neither (None):
+    live bars on a terminal (``rich``), one line per step elsewhere (``plain``: a log file
+    still shows the run advancing), nothing with ``--quiet``; by default bars on a terminal
+    and nothing in a pipe, whose reader wants the table alone."""
+    if progress is None:
+        progress = terminal
+    if not progress:
+        return "none"
+    return "rich" if terminal else "plain"
 
 
 def _print_skips(console: Console, heading: str, count: int, reasons: list[str],
@@ -78,7 +97,13 @@ def eval_command(
                                                        "key=value (repeatable).")] = None,
     model_arg: Annotated[list[str] | None, typer.Option("-M", "--model-arg", help="Model "
                                                         "option key=value (repeatable).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples "
+                                              "(with --stratify: N spread evenly over the "
+                                              "question types).")] = None,
+    stratify: Annotated[bool, typer.Option("--stratify", help="With --limit N: take the N "
+                                           "samples round-robin over the benchmark's question "
+                                           "types (its declared stratum), not the first N.")]
+    = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the newest unfinished run "
                                          "of this task and model in the log dir.")] = False,
     log_dir: Annotated[str, typer.Option("--log-dir", help="Where eval logs go.")] = "logs",
@@ -96,11 +121,16 @@ def eval_command(
     = DEFAULT_ATTEMPT_TIMEOUT,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the response "
                                            "cache.")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--quiet", help="Show inspect's progress "
-                                           "display.")] = False,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--quiet", help="Show inspect's progress display (default: when the output "
+        "is a terminal); --quiet prints only the results.")] = None,
     blind: Annotated[bool, typer.Option("--blind", help="Text only: the same questions without "
                                         "frames or subtitles (task arg blind=true), to measure "
                                         "what language priors alone answer.")] = False,
+    executor: Annotated[str | None, typer.Option("--executor", help="Where a long-video "
+                                                 "memory's perception runs: inprocess (the "
+                                                 "default) or ray (RAY_ADDRESS, else a local "
+                                                 "Ray); memory setting executor=.")] = None,
 ) -> None:
     """Evaluate a model (directly or through a memory) on an m3kit task."""
     from m3kit.benchmarks import run_eval
@@ -113,7 +143,9 @@ def eval_command(
         task,
         model,
         memory=memory,
-        task_args={**parse_key_values(task_arg or [], "-T"), **({"blind": True} if blind else {})},
+        task_args=_with_executor(
+            {**parse_key_values(task_arg or [], "-T"), **({"blind": True} if blind else {})},
+            executor, memory),
         model_args=parse_key_values(model_arg or [], "-M"),
         limit=limit,
         resume=resume,
@@ -122,7 +154,8 @@ def eval_command(
         max_retries=max_retries,
         attempt_timeout=attempt_timeout,
         cache=not no_cache,
-        display="rich" if progress else "none",
+        display=eval_display(progress, sys.stdout.isatty()),
+        stratify=stratify,
     )
     console = Console()
     print_summary(summary_table(log), console)
@@ -142,3 +175,20 @@ def eval_command(
         raise RunIncompleteError(f"run {log.status}: {one_line(message)} (resume with --resume)",
                                  path=log.location)
     check_failures(log, max_failed)
+
+
+def _with_executor(task_args: dict, executor: str | None, memory: str | None) -> dict:
+    """``task_args`` with ``executor`` added to the memory's settings (``memory_config``)."""
+    if executor is None:
+        return task_args
+    from m3kit.errors import M3kitError
+    from m3kit.perception.pipeline import EXECUTORS
+
+    if executor not in EXECUTORS:
+        raise M3kitError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}",
+                         field="executor")
+    if memory is None or memory == "none":
+        raise M3kitError("--executor runs a memory's perception: give --memory too",
+                         field="executor")
+    settings = dict(task_args.get("memory_config") or {})
+    return {**task_args, "memory_config": {**settings, "executor": executor}}

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
 
+from m3kit.cli.options import CallAttemptsOption, CallTimeoutOption, QuietOption
+from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -38,6 +41,7 @@ def build(
     clip_seconds: Annotated[float, typer.Option("--clip-seconds",
                                                 help="N-back clip length.")] = 3.0,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    quiet: QuietOption = False,
 ) -> None:
     """Pair the videos by caption similarity and render the probes of every paradigm."""
     from m3kit.benchmarks.m3eval.build.pairing import load_sources
@@ -46,8 +50,16 @@ def build(
     config = BuildConfig(swaps=swaps, interleave_segments=segments, fps=fps,
                          nback_instances=nback_instances, nback_clip_seconds=clip_seconds,
                          seed=seed)
-    plan = build_probes(load_sources(sources), out, config=config,
-                        progress=lambda msg: typer.echo(msg, err=True))
+    from rich.console import Console
+
+    with _RichProgress(Console(stderr=True), quiet=quiet) as progress:
+        def step(done: int, total: int) -> None:
+            if done == 1:
+                progress.stage("build", total)
+            progress.advance("build")
+
+        plan = build_probes(load_sources(sources), out, config=config,
+                            progress=progress.message, step=step)
     typer.echo(f"{len(plan.pairs)} pairs, {len(plan.nback)} N-back instances -> {out}")
     for source in plan.unpaired:
         typer.echo(f"unpaired: {source.id}")
@@ -69,6 +81,9 @@ def generate(
     seed: Annotated[int, typer.Option("--seed", help="Option shuffle seed.")] = 0,
     max_connections: Annotated[int, typer.Option(
         "--max-connections", help="Model calls in flight at once.")] = 8,
+    call_attempts: CallAttemptsOption = DEFAULT_CALL_ATTEMPTS,
+    call_timeout: CallTimeoutOption = DEFAULT_CALL_TIMEOUT,
+    quiet: QuietOption = False,
 ) -> None:
     """Caption, generate, check and shuffle the questions; write the layout and review file.
 
@@ -83,14 +98,20 @@ def generate(
 
     # fail in seconds on a missing key / unreachable server, before any video is touched
     resolved = check_model(model, parse_key_values(model_arg or [], "--model-arg"))
-    backend = InspectBackend(resolved)
+    console = Console(stderr=True)
+    progress = _RichProgress(console, quiet=quiet)
+    backend = InspectBackend(resolved, max_attempts=call_attempts, attempt_timeout=call_timeout,
+                             notify=progress.message)
     config = GenerationConfig(caption_batches=batches, frames_per_batch=frames_per_batch,
                               max_attempts=attempts, seed=seed, max_connections=max_connections)
     try:
-        with _RichProgress(Console(stderr=True)) as progress:
+        with progress:
             report = generate_questions(root, backend, config=config, progress=progress)
     finally:
         backend.close()
+        # what the calls came to, also when a failing server stopped the run
+        console.print(backend.call_count.describe(), markup=False, highlight=False,
+                      soft_wrap=True)
     typer.echo(report.summary())
     for item, why in report.rejected.items():
         typer.echo(f"rejected {item}: {why}")
@@ -133,17 +154,19 @@ def review(
 
 
 _STAGE_LABELS = {"captions": "videos captioned", "questions": "question jobs",
-                 "nback": "N-back instances"}
+                 "nback": "N-back instances", "build": "pairs and N-back instances built"}
 
 
 class _RichProgress:
     """``GenerationProgress`` as rich bars: one per stage (videos captioned, question jobs,
-    N-back instances), counting units reused from an earlier run apart."""
+    N-back instances), counting units reused from an earlier run apart. ``quiet``: no bars,
+    the messages still printed (retries, what a stage skipped)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, quiet: bool = False) -> None:
         from rich import progress as bars
 
         self.console = console
+        self.quiet = quiet
         self.bars = bars.Progress(
             bars.TextColumn("[bold]{task.description}"), bars.BarColumn(),
             bars.MofNCompleteColumn(), bars.TextColumn("{task.fields[reused]} reused"),
@@ -152,11 +175,13 @@ class _RichProgress:
         self.reused: dict[str, int] = {}
 
     def __enter__(self) -> Self:
-        self.bars.start()
+        if not self.quiet:
+            self.bars.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.bars.stop()
+        if not self.quiet:
+            self.bars.stop()
 
     def stage(self, name: str, total: int) -> None:
         if total:
@@ -170,4 +195,4 @@ class _RichProgress:
         self.bars.update(self.tasks[name], advance=1, reused=self.reused[name])
 
     def message(self, text: str) -> None:
-        self.bars.console.log(text)
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)

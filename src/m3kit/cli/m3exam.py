@@ -13,6 +13,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from m3kit.cli.options import CallAttemptsOption, CallTimeoutOption, QuietOption
+from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT
+
 __all__ = ["app", "synthesize_command"]
 
 app = typer.Typer(help="M3Exam: conversational multimodal memory.", no_args_is_help=True)
@@ -47,6 +50,9 @@ def synthesize_command(
                                               "model (a vision model).")] = True,
     max_rounds_per_session: Annotated[int, typer.Option(help="Session size cap.")] = 10,
     retries: Annotated[int, typer.Option(help="Retries of malformed output.")] = 2,
+    call_attempts: CallAttemptsOption = DEFAULT_CALL_ATTEMPTS,
+    call_timeout: CallTimeoutOption = DEFAULT_CALL_TIMEOUT,
+    quiet: QuietOption = False,
 ) -> None:
     """Persona + core event → timeline → dialogue → validated question bank."""
     from m3kit.benchmarks.m3exam.build import InspectBackend, SynthesisConfig, synthesize
@@ -62,12 +68,19 @@ def synthesize_command(
         max_rounds_per_session=max_rounds_per_session, retries=retries,
         questions={t: per_type for t in QUESTION_TYPES},
     )
-    backend = InspectBackend(model, seed=seed, max_tokens=MAX_REPLY_TOKENS,
-                             model_args=parse_key_values(model_arg or [], "-M"))
     console = Console(stderr=True)
+
+    def notify(text: str) -> None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    backend = InspectBackend(model, seed=seed, max_tokens=MAX_REPLY_TOKENS,
+                             model_args=parse_key_values(model_arg or [], "-M"),
+                             max_attempts=call_attempts, attempt_timeout=call_timeout,
+                             notify=notify)
     tasks: dict[str, int] = {}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as bars:
+                  TimeElapsedColumn(), console=console, transient=False,
+                  disable=quiet) as bars:
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
                 tasks[stage] = bars.add_task(stage, total=total)
@@ -78,6 +91,8 @@ def synthesize_command(
                                 document_pool=documents, progress=progress)
         finally:
             backend.close()
+            # what the calls came to, also when a failing server stopped the run
+            notify(backend.call_count.describe())
     typer.echo(f"wrote {result.out_dir}: {result.events} events, {result.sessions} sessions, "
                f"{result.rounds} rounds, {result.images} images, {result.documents} documents, "
                f"{sum(result.questions.values())} questions "

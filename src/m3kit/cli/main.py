@@ -10,10 +10,13 @@ from rich.console import Console
 from m3kit import __version__
 from m3kit.cli import compare as compare_cli
 from m3kit.cli import compose, demo, eval, quickstart, score, video
+from m3kit.cli import export as export_cli
 from m3kit.cli import judge as judge_cli
+from m3kit.cli import listing as listing_cli
 from m3kit.cli import m3eval as m3eval_cli
 from m3kit.cli import m3exam as m3exam_cli
 from m3kit.cli import report as report_cli
+from m3kit.cli import supermemory as supermemory_cli
 from m3kit.errors import M3kitError
 
 app = typer.Typer(
@@ -28,12 +31,15 @@ app.add_typer(compose.app, name="compose")
 app.add_typer(score.app, name="score")
 app.add_typer(m3exam_cli.app, name="m3exam")
 app.add_typer(m3eval_cli.app, name="m3eval")
+app.add_typer(supermemory_cli.app, name="supermemory")
 app.command("demo")(demo.demo)
 app.command("eval")(eval.eval_command)
 app.command("quickstart")(quickstart.quickstart)
 app.command("report")(report_cli.report_command)
 app.command("compare")(compare_cli.compare_command)
 app.command("judge-agreement")(judge_cli.judge_agreement_command)
+app.command("list")(listing_cli.list_command)
+app.command("export")(export_cli.export_command)
 
 
 @app.callback(invoke_without_command=True)

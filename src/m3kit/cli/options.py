@@ -18,7 +18,8 @@ import typer
 
 from m3kit.errors import M3kitError
 
-__all__ = ["AsJsonOption", "ModelArgsOption", "NoCacheOption", "OptionError", "parse_key_values"]
+__all__ = ["AsJsonOption", "CallAttemptsOption", "CallTimeoutOption", "ModelArgsOption",
+           "NoCacheOption", "OptionError", "QuietOption", "parse_key_values"]
 
 # Options several verbs share (``m3kit judge-agreement``'s judges, and any verb's ``--json``).
 ModelArgsOption = Annotated[
@@ -28,6 +29,14 @@ NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Do not reuse cached judge replies.")
 ]
 AsJsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bars (for scripts); "
+                                           "results and warnings are still printed.")]
+# A construction pipeline's model calls (``m3kit.models.backend.InspectBackend``).
+CallAttemptsOption = Annotated[int, typer.Option(
+    "--call-attempts", min=1, help="Attempts of one model call in total, with exponential "
+    "backoff between them, before the run stops with the reason.")]
+CallTimeoutOption = Annotated[float, typer.Option(
+    "--call-timeout", min=1, help="Seconds before one attempt of a model call is abandoned.")]
 
 
 class OptionError(M3kitError, ValueError):

@@ -10,6 +10,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -40,6 +41,31 @@ def progress_bar(description: str, total: int, console: Console) -> Iterator[Cal
 
     try:
         yield advance
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+@contextmanager
+def count_bars(console: Console) -> Iterator[Callable[[str, int, int], None]]:
+    """Yield ``report(label, done, total)``: one bar per label (done/total, elapsed, on
+    stderr), each appearing with its first report, so work that reports nothing (a score
+    without a judge) prints nothing."""
+    progress: Progress | None = None
+    tasks: dict[str, TaskID] = {}
+
+    def report(label: str, done: int, total: int) -> None:
+        nonlocal progress
+        if progress is None:
+            progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                                MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+            progress.start()
+        if label not in tasks:
+            tasks[label] = progress.add_task(label, total=total)
+        progress.update(tasks[label], completed=done, total=total)
+
+    try:
+        yield report
     finally:
         if progress is not None:
             progress.stop()

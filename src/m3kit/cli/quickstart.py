@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
-from m3kit.schema.report import cell_text
+from m3kit.quickstart import DEFAULT_FRAMES
+from m3kit.schema.report import Table, cell_text
 
 
 def quickstart(
@@ -18,7 +20,7 @@ def quickstart(
     out_dir: Annotated[Path, typer.Option("--out", "--out-dir", help="Suite, logs and report.")] = Path("m3kit-quickstart"),
     model: Annotated[str, typer.Option("--model", help="PROVIDER/MODEL to evaluate.")] = "m3kit/builtin",
     memories: Annotated[str, typer.Option("--memories", help="Comma-separated: none, context, rag.")] = "none,rag",
-    frames: Annotated[int, typer.Option("--frames", help="Uniform frames per probe.")] = 24,
+    frames: Annotated[int, typer.Option("--frames", help="Uniform frames per probe.")] = DEFAULT_FRAMES,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions per task.")] = None,
 ) -> None:
     """Build a small synthetic suite, evaluate the model with and without memory, print tables."""
@@ -40,13 +42,23 @@ def quickstart(
         result = run_quickstart(out_dir, model=model, frames=frames, limit=limit,
                                 memories=[m.strip() for m in memories.split(",") if m.strip()],
                                 progress=progress)
-    for table in result.tables:
-        rich_table = RichTable(title=table.title)
-        for column in table.columns:
-            rich_table.add_column(column)
-        for row in table.rows:
-            rich_table.add_row(*(cell_text(c) for c in row))
-        console.print(rich_table)
+    for section in result.sections:
+        console.rule(section.title)
+        for table in section.tables:
+            console.print(_rich_table(table))
+        for note in section.notes:
+            console.print(textwrap.fill(note, width=min(console.width, 80),
+                                        subsequent_indent="  "), markup=False, highlight=False)
     console.print(f"report: {result.report}", markup=False, highlight=False)
     console.print(f"html report (tables and figures): {result.html}", markup=False,
                   highlight=False)
+
+
+def _rich_table(table: Table) -> RichTable:
+    """``table`` for the terminal: the caption under it, numbers right-aligned."""
+    out = RichTable(title=table.title, caption=table.caption or None, caption_justify="left")
+    for i, column in enumerate(table.columns):
+        out.add_column(column, justify="left" if i == 0 else "right")
+    for row in table.rows:
+        out.add_row(*(cell_text(c, table.decimals) for c in row))
+    return out

@@ -27,14 +27,17 @@ from __future__ import annotations
 
 import inspect
 import json
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
 
 from m3kit.benchmarks import BENCHMARKS, Benchmark, ScoreOption
 from m3kit.cli.options import parse_key_values
+from m3kit.cli.progress import count_bars
 from m3kit.metrics.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["SHOW_SKIPPED", "app", "build_score_command", "print_blocks"]
 
 SHOW_SKIPPED = 5  # skipped records named on stderr; --json lists them all
+TEXT_WIDTH = 80  # text blocks under a score's tables wrap here
 SHOW_UNMATCHED = 5  # unmatched prediction ids named on stderr
 SKIPPED_FIRST = "n_skipped_records"  # the first key of what a score's JSON says was skipped
 
@@ -65,15 +69,22 @@ def _report_skips(skipped: Sequence[Any], unmatched: Sequence[str] = (),
 
 
 def print_blocks(blocks: Sequence[Any]) -> None:
-    """Text blocks as they are; ``m3kit.schema.report.Table``s drawn by rich, the first column
-    left-aligned and the others right-aligned."""
+    """Text blocks wrapped at ``TEXT_WIDTH`` columns; ``m3kit.schema.report.Table``s drawn by
+    rich (within the terminal's width), the first column left-aligned and the others
+    right-aligned."""
     from rich.console import Console
     from rich.table import Table as RichTable
 
     console = Console()
     for block in blocks:
         if isinstance(block, str):
-            typer.echo(block)
+            # lines of text wrap at 80 columns at word boundaries, continuations indented
+            for line in block.splitlines():
+                indent = " " * (len(line) - len(line.lstrip(" ")))
+                for part in textwrap.wrap(line, TEXT_WIDTH, subsequent_indent=indent + "    ",
+                                          break_long_words=False,
+                                          break_on_hyphens=False) or [""]:
+                    typer.echo(part)
             continue
         table = RichTable(title=block.title)
         for i, column in enumerate(block.columns):
@@ -195,9 +206,14 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
             raise M3kitError(f"--ci-level must be between 0 and 1, got {given['ci_level']}",
                              field="ci_level")
         options = {o.name: _option_value(o, given[o.name]) for o in spec.options}
+        score = benchmark.score_predictions.load()
         try:
-            card = benchmark.score_predictions.load()(given["data"], given["predictions"],
-                                                      **options)
+            # a scorer that calls models (a judge) reports its progress: bars on stderr
+            with count_bars(Console(stderr=True)) as report:
+                takes_progress = "progress" in inspect.signature(score).parameters
+                extra = ({"progress": lambda done, total: report("judging", done, total)}
+                         if takes_progress else {})
+                card = score(given["data"], given["predictions"], **options, **extra)
         except NothingToScoreError as exc:
             _report_skips(exc.skipped)
             raise

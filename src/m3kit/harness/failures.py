@@ -9,14 +9,12 @@ sample failed (a server that went away, a rejected key past preflight) measured 
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING
-
-from pydantic import BaseModel, ConfigDict
 
 from m3kit.errors import M3kitError
 from m3kit.models.redact import one_line
 from m3kit.schema.evallog import read_record
+from m3kit.schema.failures import FailureCount, failure_kind
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -24,30 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["FailureCount", "RunFailedError", "check_failures", "count_failures",
            "failure_kind", "sample_failure"]
 
-SHOW_KINDS = 3  # reasons named in the error line; the log keeps every sample's own
-
 
 class RunFailedError(M3kitError):
     """Every sample of a run failed, or more than the run allowed."""
-
-
-class FailureCount(BaseModel):
-    """How many of a run's samples failed, and how many for each kind of reason (most common
-    first)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    total: int
-    failed: int
-    kinds: list[tuple[str, int]]
-
-    def describe(self) -> str:
-        """``12 of 12 samples failed: 12× model: APIConnectionError``."""
-        shown = [f"{n}× {kind}" for kind, n in self.kinds[:SHOW_KINDS]]
-        if len(self.kinds) > SHOW_KINDS:
-            shown.append(f"{sum(n for _, n in self.kinds[SHOW_KINDS:])}× other reasons")
-        reasons = f": {'; '.join(shown)}" if shown else ""
-        return f"{self.failed} of {self.total} samples failed{reasons}"
 
 
 def sample_failure(sample: EvalSample) -> str | None:
@@ -62,21 +39,9 @@ def sample_failure(sample: EvalSample) -> str | None:
     return record.failure if record is not None else None
 
 
-def failure_kind(reason: str) -> str:
-    """The kind of a failure reason: its step and exception type (``model: APIConnectionError``
-    of ``model: APIConnectionError: Connection error.``), or the reason itself when it has no
-    such parts."""
-    parts = reason.split(": ", 2)
-    return ": ".join(parts[:2]) if len(parts) > 2 else reason
-
-
 def count_failures(log: EvalLog) -> FailureCount:
     """The failed samples of ``log`` (whose samples must be loaded), counted by kind."""
-    samples = log.samples or []
-    reasons = [r for r in (sample_failure(s) for s in samples) if r is not None]
-    kinds = Counter(failure_kind(r) for r in reasons)
-    return FailureCount(total=len(samples), failed=len(reasons),
-                        kinds=sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    return FailureCount.of([sample_failure(s) for s in log.samples or []])
 
 
 def check_failures(log: EvalLog, max_failed: int | None = None) -> FailureCount:

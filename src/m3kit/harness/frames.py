@@ -111,7 +111,8 @@ def select_frames(
     """Choose ``question``'s frames by ``policy`` and make sure they are in ``store``.
 
     Relative video paths resolve against ``root``. With ``causal``, frames after
-    ``question.time`` are never chosen. Blocking (it may decode): call it from a worker thread.
+    ``question.time`` are never chosen (on the question's clock: a reference's ``clock_start``
+    places its video there). Blocking (it may decode): call it from a worker thread.
     """
     if policy.n == 0:
         return []
@@ -127,7 +128,9 @@ def select_frames(
         start = ref.start or 0.0
         end = min(ref.end if ref.end is not None else float("inf"), float(times[-1]) + 1e-3)
         if causal and question.time is not None:
-            end = min(end, question.time + 1e-6)
+            # the question's time on the video's own clock (a video placed on a longer
+            # clock, such as a person's days of sessions, starts at ``clock_start``)
+            end = min(end, question.time - (ref.clock_start or 0.0) + 1e-6)
         if end <= start:
             raise SamplingError(
                 f"no frame of the video lies in [{start:g}, {end:g}] s before the question time",

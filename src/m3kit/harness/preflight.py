@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from m3kit.errors import M3kitError
 from m3kit.harness.endpoint import model_endpoint
+from m3kit.models.client import client_retries_off
 from m3kit.models.redact import one_line
 
 if TYPE_CHECKING:
@@ -72,30 +73,9 @@ def check_model(model: str | Model, model_args: Mapping[str, Any] | None = None)
             resolved = get_model(model, memoize=False, **dict(model_args or {}))
         except Exception as exc:  # noqa: BLE001 (PrerequisiteError, unknown provider, bad args)
             raise PreflightError(f"model {model}: {_flatten(str(exc))}") from None
-    _client_retries_off(resolved)
+    client_retries_off(resolved)
     _check_server(resolved)
     return resolved
-
-
-def _client_retries_off(model: Model) -> None:
-    """Rebuild the provider's SDK client with ``max_retries=0`` (the OpenAI and Anthropic
-    clients retry twice by default), so that inspect's ``max_retries`` alone decides how many
-    requests a failing call makes. The setting goes into the model's arguments too, so a run
-    resumed from its log (which rebuilds the model from them) has it as well. An explicit
-    ``-M max_retries=…`` is kept."""
-    api = model.api
-    client = getattr(api, "client", None)
-    retries = getattr(client, "max_retries", None)
-    provider_args = getattr(api, "model_args", None)
-    if (not isinstance(retries, int) or retries == 0 or "max_retries" in model.model_args
-            or not isinstance(provider_args, dict)):
-        return
-    provider_args["max_retries"] = 0
-    api.initialize()  # inspect's providers build their client from their model_args here
-    if getattr(getattr(api, "client", None), "max_retries", None) == 0:
-        model.model_args["max_retries"] = 0
-    else:  # this provider does not pass its arguments to its client
-        del provider_args["max_retries"]
 
 
 def _openai_bearer(api: object) -> bool:

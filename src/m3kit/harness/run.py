@@ -34,7 +34,7 @@ inspect's sample buffer) and runs only the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,9 @@ from m3kit.harness.defaults import (
 )
 from m3kit.harness.preflight import PreflightError, check_model
 from m3kit.harness.runlock import RunLockedError, held_lock, resume_lock, run_key
+from m3kit.harness.stratify import DEFAULT_STRATUM, sample_stratum, stratified_ids
 from m3kit.harness.taskargs import ArgumentRange, build, check_args
+from m3kit.models.noise import inspect_hooks_noise_dropped
 from m3kit.models.redact import one_line
 
 if TYPE_CHECKING:
@@ -90,12 +92,14 @@ class RunIncompleteError(M3kitError):
 @dataclass(frozen=True)
 class TaskSpec:
     """A registered task to run: its registry ``name`` (``m3kit/synth_nback``), its ``@task``
-    ``function`` and the ranges its numeric arguments must respect (the benchmarks'
-    declarations look these up by name)."""
+    ``function``, the ranges its numeric arguments must respect and the question field
+    ``--stratify`` samples evenly over (the benchmarks' declarations look these up by
+    name)."""
 
     name: str
     function: Callable[..., Task]
     ranges: Mapping[str, ArgumentRange]
+    stratum: str = DEFAULT_STRATUM
 
 
 def qualified_task_name(task: str) -> str:
@@ -117,8 +121,10 @@ def find_resumable(
     model: str,
     task_args: Mapping[str, Any],
     limit: int | None,
+    sample_ids: Sequence[str | int] | None = None,
 ) -> EvalLog | None:
-    """The newest log header in ``log_dir`` for this task, model, task arguments and limit."""
+    """The newest log header in ``log_dir`` for this task, model, task arguments, limit and
+    chosen samples (``sample_ids``: a stratified run's)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     if not Path(log_dir).exists():
@@ -138,8 +144,17 @@ def find_resumable(
             continue
         if spec.config.limit != limit:
             continue
+        if _as_ids(spec.config.sample_id) != _as_ids(sample_ids):
+            continue
         return header
     return None
+
+
+def _as_ids(ids: Any) -> list[str] | None:
+    """Sample ids as one comparable form (inspect records one id bare, several as a list)."""
+    if ids is None:
+        return None
+    return [str(i) for i in (ids if isinstance(ids, list | tuple) else [ids])]
 
 
 def run_eval(
@@ -157,6 +172,7 @@ def run_eval(
     attempt_timeout: int | None = DEFAULT_ATTEMPT_TIMEOUT,
     cache: bool = True,
     display: str = "none",
+    stratify: bool = False,
     **eval_args: Any,
 ) -> EvalLog:
     """Evaluate ``model`` (``provider/model``) on ``task`` and return its log.
@@ -167,6 +183,8 @@ def run_eval(
     since inspect rebuilds a resumed task from its registered name). ``memory`` answers
     through that memory (a task argument); ``task_args`` are the task's options (``-T``),
     ``model_args`` the provider's (``-M``). ``cache=False`` turns the response cache off.
+    ``stratify`` (with ``limit``, a registered task): the ``limit`` samples are spread evenly
+    over the task's strata (``m3kit.harness.stratify``), not the first ones.
     ``eval_args`` go to ``inspect_ai.eval`` unchanged.
     """
     import inspect_ai
@@ -194,6 +212,16 @@ def run_eval(
         # bad argument, unreadable data: one typed line now, not an error log (inspect
         # records the same registry name and arguments for the built task)
         built = build(spec.name, spec.function, args, spec.ranges)
+    if stratify:
+        if spec is None or isinstance(built, str):
+            raise M3kitError("--stratify needs an m3kit task (its samples' question types)",
+                             field="stratify")
+        if limit is None:
+            raise M3kitError("--stratify needs --limit N", field="stratify")
+        # inspect runs exactly these samples; the run's identity (resume, lock) is them
+        eval_args["sample_id"] = stratified_ids(
+            built.dataset, limit, lambda sample: sample_stratum(sample, spec.stratum))
+        limit = None
     from inspect_ai.model import GenerateConfig
 
     card = run_card(None if isinstance(built, str) else built, resolved,
@@ -210,29 +238,41 @@ def run_eval(
         "display": display,
     }
     label = name if isinstance(name, str) else str(getattr(name, "name", "task"))
-    key = run_key(label, str(resolved), args, limit)
+    sample_ids = eval_args.get("sample_id")
+    # a stratified run is the samples it runs: its key, and the log a resume continues, say so
+    key = run_key(label, str(resolved), {**args, "sample_id": sample_ids} if sample_ids else args,
+                  limit)
     # a resume takes its lock atomically (two at once: one runs, one is refused)
     lock = resume_lock if resume else held_lock
-    with lock(log_dir, key, task=label, model=str(resolved)):
-        if resume:
-            assert isinstance(name, str)
-            previous = find_resumable(log_dir, name, str(resolved), args, limit)
-            if previous is not None and previous.status == "success":
-                logger.info("nothing to resume: %s is complete", previous.location)
-                from inspect_ai.log import read_eval_log
+    with inspect_hooks_noise_dropped(), lock(log_dir, key, task=label, model=str(resolved)):
+        return _run_locked(inspect_ai, built, name, resolved, args, limit, resume, log_dir,
+                           settings, eval_args)
 
-                done = read_eval_log(previous.location)
-                # inspect lists logs by URL (``file:///...``): the run's log is a path
-                done.location = log_path(done.location)
-                return done
-            if previous is not None:
-                logger.info("resuming %s", previous.location)
-                return inspect_ai.eval_retry(previous, **settings)[0]
-        return inspect_ai.eval(
-            built,
-            model=resolved,
-            task_args=args if isinstance(built, str) else {},
-            limit=limit,
-            **settings,
-            **eval_args,
-        )[0]
+
+def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: Model,
+                args: dict[str, Any], limit: int | None, resume: bool, log_dir: str | Path,
+                settings: dict[str, Any], eval_args: dict[str, Any]) -> EvalLog:
+    """The run itself, under its lock: a resume of ``name``'s newest log, else a new run."""
+    if resume:
+        assert isinstance(name, str)
+        previous = find_resumable(log_dir, name, str(resolved), args, limit,
+                                  sample_ids=eval_args.get("sample_id"))
+        if previous is not None and previous.status == "success":
+            logger.info("nothing to resume: %s is complete", previous.location)
+            from inspect_ai.log import read_eval_log
+
+            done = read_eval_log(previous.location)
+            # inspect lists logs by URL (``file:///...``): the run's log is a path
+            done.location = log_path(done.location)
+            return done
+        if previous is not None:
+            logger.info("resuming %s", previous.location)
+            return inspect_ai.eval_retry(previous, **settings)[0]
+    return inspect_ai.eval(
+        built,
+        model=resolved,
+        task_args=args if isinstance(built, str) else {},
+        limit=limit,
+        **settings,
+        **eval_args,
+    )[0]

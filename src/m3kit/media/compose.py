@@ -45,7 +45,8 @@ from m3kit.schema.probe import (
     Side,
 )
 
-__all__ = ["SourceLike", "concatenate", "interleave", "sequence", "split_screen"]
+__all__ = ["SourceLike", "concatenate", "interleave", "sequence", "split_screen",
+           "split_screen_cut"]
 
 SourceLike = str | os.PathLike[str] | ProbeSource
 
@@ -465,3 +466,24 @@ def _manifest(
     )
     return ProbeManifest(recipe=recipe, duration=round(n_frames / rate, 6), segments=segments,
                          frames=frames)
+
+
+def split_screen_cut(manifest: ProbeManifest) -> list[tuple[ProbeSource, float]]:
+    """The sources of a split-screen probe that play longer than the probe, each with its own
+    length in seconds: both sides play at once, so the probe stops with the shorter source
+    (or at its ``duration``) and the end of a longer one is never shown. Empty when neither
+    is cut by more than one output frame."""
+    if manifest.recipe.kind != "split_screen":
+        return []
+    frame = 1.0 / manifest.recipe.fps if manifest.recipe.fps else 0.0
+    cut: list[tuple[ProbeSource, float]] = []
+    for source in manifest.recipe.sources:
+        if source.start is not None and source.end is not None:
+            length = source.end - source.start
+        elif source.frame_count and source.fps:
+            length = source.frame_count / source.fps - (source.start or 0.0)
+        else:
+            continue
+        if length > manifest.duration + frame + _EPS:
+            cut.append((source, length))
+    return cut

@@ -5,11 +5,20 @@ A crafted or damaged image must cost its own item only. ``Image.open`` reads the
 so the size is known before decoding; an image over ``MAX_IMAGE_PIXELS`` (a decompression bomb:
 a few kilobytes of PNG that inflate to gigabytes) is refused with ``MediaTooLargeError``, a
 file that does not decode with ``CorruptMediaError``.
+
+An image reference (``m3kit.schema.ImageRef.path``) is a file path, a ``data:`` URI holding the
+image, or a web link. Inline images are decoded here, their base64 bounded by
+``MAX_INLINE_IMAGE_BYTES`` before it is decoded, a malformed one an ``InlineImageError``; a web
+link is never fetched (m3kit runs offline): reading one is a ``RemoteImageError``, and
+``image_available`` tells a caller beforehand, so that the image's caption stands in for it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import io
+import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,29 +27,117 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from m3kit.errors import CorruptMediaError, MediaNotFoundError, MediaTooLargeError
+from m3kit.errors import CorruptMediaError, MediaError, MediaNotFoundError, MediaTooLargeError
+from m3kit.schema.media import INLINE_IMAGE_PREFIX, REMOTE_IMAGE_PREFIXES
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-__all__ = ["MAX_IMAGE_PIXELS", "check_image", "decode_image_rgb", "read_image_rgb"]
+__all__ = [
+    "MAX_IMAGE_PIXELS",
+    "MAX_INLINE_IMAGE_BYTES",
+    "InlineImageError",
+    "RemoteImageError",
+    "check_image",
+    "decode_image_rgb",
+    "image_available",
+    "image_ref_label",
+    "inline_image_bytes",
+    "read_image_rgb",
+]
 
 # Pillow's own default bound (``PIL.Image.MAX_IMAGE_PIXELS``, about 256 MiB of RGB once decoded),
 # above which Pillow itself warns of a decompression bomb; m3kit refuses instead of warning.
 MAX_IMAGE_PIXELS = 89_478_485
+# The largest image a data URI may hold, in decoded bytes: OpenAI's per-image upload limit
+# (20 MB), the largest image a chat is expected to carry inline. Checked from the base64 text's
+# length, before anything is decoded.
+MAX_INLINE_IMAGE_BYTES = 20 * 1024 * 1024
+# ``data:[<media type>][;<parameter>]*;base64,<payload>`` (RFC 2397); an inline image must be
+# base64 (the percent-encoded form carries text, not photos) and, when typed, an image type.
+_DATA_URI = re.compile(r"^data:(?P<type>[^;,]*)(?P<params>(?:;[^;,]*)*),(?P<payload>.*)$",
+                       re.DOTALL)
+_LABEL_CHARS = 40
+
+
+class InlineImageError(CorruptMediaError):
+    """A ``data:`` image reference that is not a base64 image (no payload, not base64, another
+    media type)."""
+
+
+class RemoteImageError(MediaError):
+    """A web link read as an image: m3kit runs offline and does not fetch it."""
+
+
+def image_ref_label(ref: str | Path) -> str:
+    """An image reference as an error or a log names it: a data URI cut to its first
+    characters (its payload can be megabytes), anything else as is."""
+    text = str(ref)
+    if text.startswith(INLINE_IMAGE_PREFIX) and len(text) > _LABEL_CHARS:
+        return f"{text[:_LABEL_CHARS]}... ({len(text)} characters)"
+    return text
+
+
+def image_available(ref: str | Path) -> bool:
+    """Whether the image ``ref`` names can be read on this machine: an inline image (its
+    payload is checked when decoded), or an existing file; never a web link. A path the file
+    system refuses (too long, say) is no file."""
+    text = str(ref)
+    if text.startswith(INLINE_IMAGE_PREFIX):
+        return True
+    if text.startswith(REMOTE_IMAGE_PREFIXES):
+        return False
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def inline_image_bytes(
+    ref: str, *, record: str | None = None, max_bytes: int = MAX_INLINE_IMAGE_BYTES
+) -> bytes:
+    """The encoded image a ``data:`` URI holds. ``InlineImageError`` when it is not a base64
+    image (and an empty payload is none), ``MediaTooLargeError`` when it holds more than
+    ``max_bytes`` (checked from the base64 length, before decoding); each names ``record``."""
+    shown = image_ref_label(ref)
+    match = _DATA_URI.match(ref)
+    if match is None:
+        raise InlineImageError("malformed inline image: a data URI needs a ',' before its "
+                               "payload", path=shown, record=record)
+    media_type = match["type"].strip().lower()
+    params = [p.strip().lower() for p in match["params"].split(";") if p.strip()]
+    if media_type and not media_type.startswith("image/"):
+        raise InlineImageError(f"inline data of type {media_type!r} is not an image",
+                               path=shown, record=record)
+    if "base64" not in params:
+        raise InlineImageError("malformed inline image: the data URI is not base64",
+                               path=shown, record=record)
+    payload = "".join(match["payload"].split())
+    if len(payload) // 4 * 3 > max_bytes:
+        raise MediaTooLargeError(f"inline image of about {len(payload) // 4 * 3} bytes is over "
+                                 f"the bound of {max_bytes} bytes", path=shown, record=record)
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InlineImageError(f"malformed inline image: bad base64 ({exc})", path=shown,
+                               record=record) from None
+    if not data:
+        raise InlineImageError("malformed inline image: empty payload", path=shown,
+                               record=record)
+    return data
 
 
 def read_image_rgb(
     path: str | Path, *, record: str | None = None, max_pixels: int = MAX_IMAGE_PIXELS
 ) -> np.ndarray:
-    """The image at ``path`` as an RGB ``uint8`` array (height, width, 3), upright per its EXIF
-    orientation. Raises ``MediaNotFoundError`` when there is no such file, ``MediaTooLargeError``
-    when it has more than ``max_pixels`` pixels (checked from the header, before decoding) and
-    ``CorruptMediaError`` when it does not decode; each names ``path`` and ``record``."""
-    file = Path(path)
-    if not file.is_file():
-        raise MediaNotFoundError("image file not found", path=file, record=record)
-    return np.asarray(_decode(file, shown=file, record=record, max_pixels=max_pixels,
+    """The image at ``path`` (a file, or a ``data:`` URI) as an RGB ``uint8`` array (height,
+    width, 3), upright per its EXIF orientation. Raises ``MediaNotFoundError`` when there is no
+    such file, ``MediaTooLargeError`` when it has more than ``max_pixels`` pixels (checked from
+    the header, before decoding) and ``CorruptMediaError`` when it does not decode
+    (``InlineImageError`` for a malformed data URI), ``RemoteImageError`` for a web link; each
+    names ``path`` and ``record``."""
+    source, shown = _source(path, record)
+    return np.asarray(_decode(source, shown=shown, record=record, max_pixels=max_pixels,
                               upright=True))
 
 
@@ -62,26 +159,39 @@ def decode_image_rgb(
 def check_image(
     path: str | Path, *, record: str | None = None, max_pixels: int = MAX_IMAGE_PIXELS
 ) -> tuple[int, int]:
-    """The (width, height) of the image at ``path``, read from its header and its chunks'
-    checksums without decoding a pixel: the check before an image is kept for later, so a
-    decompression bomb or a file that is no image is refused up front with the errors of
-    ``read_image_rgb``. (A JPEG damaged after its header passes; it fails when decoded.)"""
+    """The (width, height) of the image at ``path`` (a file, or a ``data:`` URI), read from its
+    header and its chunks' checksums without decoding a pixel: the check before an image is
+    kept for later, so a decompression bomb or a file that is no image is refused up front with
+    the errors of ``read_image_rgb``. (A JPEG damaged after its header passes; it fails when
+    decoded.)"""
     from PIL import Image, UnidentifiedImageError
 
-    file = Path(path)
-    if not file.is_file():
-        raise MediaNotFoundError("image file not found", path=file, record=record)
+    source, shown = _source(path, record)
     try:
-        with _bounded_warnings(), Image.open(file) as image:
+        with _bounded_warnings(), Image.open(source) as image:
             size = image.size
-            _check_size(size, max_pixels, file, record)
+            _check_size(size, max_pixels, shown, record)
             image.verify()
             return size
     except Image.DecompressionBombError as exc:
-        raise _bomb(exc, max_pixels, file, record) from None
+        raise _bomb(exc, max_pixels, shown, record) from None
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:
-        raise CorruptMediaError(f"cannot read the image ({exc})", path=file,
+        raise CorruptMediaError(f"cannot read the image ({exc})", path=shown,
                                 record=record) from None
+
+
+def _source(path: str | Path, record: str | None) -> tuple[Path | io.BytesIO, str | Path]:
+    """What Pillow opens for an image reference, and how errors name it."""
+    text = str(path)
+    if text.startswith(INLINE_IMAGE_PREFIX):
+        return io.BytesIO(inline_image_bytes(text, record=record)), image_ref_label(text)
+    if text.startswith(REMOTE_IMAGE_PREFIXES):
+        raise RemoteImageError("a web image is not fetched (m3kit runs offline): its caption "
+                               "stands in for it", path=text, record=record)
+    file = Path(path)
+    if not image_available(file):
+        raise MediaNotFoundError("image file not found", path=file, record=record)
+    return file, file
 
 
 def _decode(

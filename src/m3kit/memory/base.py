@@ -24,7 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,6 +108,22 @@ class AnswerRequest:
     time: float | None = None
 
 
+class _Dated(Protocol):
+    @property
+    def time(self) -> float | None: ...
+
+
+DatedT = TypeVar("DatedT", bound=_Dated)
+
+
+def causal_cut(entries: Iterable[DatedT], time: float | None) -> list[DatedT]:
+    """The causal cut, the one rule for items and events alike: the entries a question asked
+    at ``time`` may use (dated at or before ``time``, or undated), in their order; all of them
+    when ``time`` is ``None``. ``Memory.visible`` applies it to a key's items, and a direct
+    prompt built from events (a transcript up to the question) to its events."""
+    return [e for e in entries if time is None or e.time is None or e.time <= time]
+
+
 def checked_k(k: int | None) -> int | None:
     """``k`` for ``retrieve``: ``None`` (the memory's own setting) or a positive count."""
     if k is not None and k <= 0:
@@ -178,7 +194,7 @@ class Memory(ABC):
         before ``time``, or undated), in time order; all of them when ``time`` is ``None``."""
         if key not in self._items:
             raise KeyError(f"memory {self.name!r} has no index for key {key!r}: ingest it first")
-        return [i for i in self._items[key] if time is None or i.time is None or i.time <= time]
+        return causal_cut(self._items[key], time)
 
     async def retrieve(
         self, key: str, query: str, *, k: int | None = None, time: float | None = None

@@ -131,9 +131,11 @@ class ContextMemory(OcrSurrogates, Memory):
 
 
 def sent_as_image(item: MemoryItem, send_images: bool) -> bool:
-    """Whether ``item`` goes to the model as its image (a frame or image with an image file,
-    when images are sent) rather than as its text surrogate."""
-    return send_images and item.modality in VISUAL_KINDS and isinstance(item.source, ImageRef)
+    """Whether ``item`` goes to the model as its image (a frame or image with an image file or
+    inline image, when images are sent) rather than as its text surrogate; a web image is never
+    fetched (m3kit runs offline), its caption goes instead."""
+    return (send_images and item.modality in VISUAL_KINDS and isinstance(item.source, ImageRef)
+            and not item.source.remote)
 
 
 class PromptBuilder:

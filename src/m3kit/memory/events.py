@@ -67,7 +67,8 @@ def frame_events(
     Times are the frames' presentation times (seconds from the first frame) plus
     ``time_offset``, which places a clip on a longer stream's clock. Event ids are
     ``{id_prefix}frame-{index:06d}``. The stored images stay valid until the frame store evicts
-    them; ``metadata`` keeps the video and frame index so they can be fetched again.
+    them; ``metadata`` keeps the video, the frame index and ``time_offset`` so they can be
+    fetched again and put back on the video's own clock (speech of the same stretch).
     """
     times = store.index_for(video).times
     bad = [i for i in indices if not 0 <= int(i) < len(times)]
@@ -84,7 +85,8 @@ def frame_events(
             kind="frame",
             time=t,
             media=ImageRef(path=str(path)),
-            metadata={"video": str(video), "frame_index": int(index), "when": clock(t)},
+            metadata={"video": str(video), "frame_index": int(index), "when": clock(t),
+                      "time_offset": time_offset},
         ))
     return events
 
@@ -149,7 +151,10 @@ def conversation_events(conversation: Conversation) -> list[MemoryEvent]:
             previous = t
             counter += 1
             when = " ".join(x for x in (session.id, session.date) if x)
-            meta = {"session_id": session.id, "round_id": rnd.id, "when": when}
+            # ``session_date``: the released date string, for query rewriting's calendar
+            # scopes (``m3kit.memory.query``) where the clock is a counter (undated sessions).
+            meta = {"session_id": session.id, "round_id": rnd.id, "when": when,
+                    "session_date": session.date}
             events.append(MemoryEvent(
                 id=rnd.id, kind="round", time=t, text=_round_text(rnd), speaker=rnd.speaker,
                 metadata=meta,
@@ -193,7 +198,8 @@ def items_from_events(
 ) -> list[MemoryItem]:
     """One item per event, in time order, each with a text surrogate and its raw source.
 
-    With a ``reader``, frames and images (``ImageRef`` sources) are OCR'd and their text is
+    With a ``reader``, frames and images (``ImageRef`` sources: files and inline images; a web
+    link is never fetched and keeps its description alone) are OCR'd and their text is
     ``"{description}\\nText in image: {ocr}"`` (either part alone when the other is empty);
     without one, a visual item's text is its description only, possibly empty. PDF pages carry
     the text their event brings (their text layer); rendering pages belongs to ``m3kit.media``.
@@ -302,10 +308,14 @@ def _check_unique_ids(key: str, events: Sequence[MemoryEvent]) -> None:
 def _read_images(
     events: Sequence[MemoryEvent], reader: TextReader
 ) -> tuple[dict[str, str], list[MediaError]]:
-    """OCR text of every visual event with an image source, by event id, and the errors of the
-    images that cannot be decoded (damaged, or over the pixel bound), each naming its event. A
-    missing file still raises: a frame the store evicted is no property of the data."""
-    todo = [e for e in events if e.kind in VISUAL_KINDS and isinstance(e.media, ImageRef)]
+    """OCR text of every visual event with an image source (a file or an inline image; a web
+    link is not read), by event id, and the errors of the images that cannot be decoded
+    (damaged, malformed inline data, over the pixel bound), each naming its event. A missing
+    file still raises: a frame the store evicted is no property of the data."""
+    # A web image is never fetched (m3kit runs offline; the loader reports it once): its
+    # released caption is its whole surrogate.
+    todo = [e for e in events if e.kind in VISUAL_KINDS and isinstance(e.media, ImageRef)
+            and not e.media.remote]
     texts: dict[str, str] = {}
     unusable: list[MediaError] = []
     for start in range(0, len(todo), OCR_BATCH):

@@ -5,9 +5,15 @@ one extractive *round summary* per round (its first user sentence, its files' ca
 sentences, the first sentence of the reply) and one *session summary* per session; summaries
 are embedded, round chunks are not.
 
-Retrieval: the ``sessions`` session summaries most similar to the query pick the sessions
-(coarse), then the ``k`` rounds of those sessions whose round summaries are most similar (fine);
-``retrieve`` returns those rounds, best first. The prompt holds the chosen sessions' summaries,
+Retrieval: the ``sessions`` session summaries best matching the query pick the sessions
+(coarse), then the ``k`` best rounds by their round summaries (fine); ``retrieve`` returns those
+rounds, best first. With ``routing="filter"`` (the original design) only the chosen sessions'
+rounds compete, and a question whose evidence spans more sessions than ``sessions`` (or whose
+session summary reads unlike the question) loses it: on Alex_Veterinarian that halved recall.
+With ``routing="prefer"`` (the default) every visible round competes and the chosen sessions'
+rounds are ranked again among themselves and fused in (``hybrid``'s scopes): the coarse step
+lifts its sessions instead of hiding the others. Both levels search the hybrid index (BM25 and
+dense, fused) with the question's time scope (``query``). The prompt holds the chosen sessions' summaries,
 then the chosen rounds' full text (with their raw images when ``send_images``: the multimodal
 variant), in time order. ``retrieved_ids`` is the chosen rounds, best first, as ``retrieve``
 gives them.
@@ -29,10 +35,14 @@ from m3kit.memory.proctor.surrogates import build_chunks, chunk_raw, first_sente
 from m3kit.schema.media import ImageRef
 
 if TYPE_CHECKING:
+    from m3kit.memory.hybrid import RetrievalMode
+    from m3kit.memory.query import QueryExpander
+    from m3kit.memory.rerank import Reranker
     from m3kit.perception.base import TextEmbedder, TextReader
 
 ROUND_SUMMARY_WORDS = 25
 _ROUND_KEY = "round-summary:"
+ROUTINGS: tuple[str, ...] = ("prefer", "filter")
 
 
 def round_summary(chunk: MemoryItem) -> str:
@@ -65,10 +75,21 @@ class HierarchicalMemory(IndexedMemory):
         index: str | IndexFactory = "faiss",
         ocr: bool = False,
         reader: TextReader | None = None,
+        routing: str = "prefer",
+        retrieval: RetrievalMode = "hybrid",
+        rewriting: bool = True,
+        expander: QueryExpander | str | None = None,
+        reranker: Reranker | str | None = None,
+        rerank_depth: int = 30,
     ) -> None:
-        super().__init__(embedder=embedder, index=index, reader=reader)
+        super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
+                         rewriting=rewriting, expander=expander, reranker=reranker,
+                         rerank_depth=rerank_depth)
         if sessions <= 0 or k <= 0:
             raise ValueError("sessions and k must be positive")
+        if routing not in ROUTINGS:
+            raise ValueError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}")
+        self.routing = routing
         self.sessions = sessions
         self.k = k
         self.send_images = send_images
@@ -79,6 +100,7 @@ class HierarchicalMemory(IndexedMemory):
         return {
             "memory": self.name,
             "sessions": self.sessions,
+            "routing": self.routing,
             "k": self.k,
             "send_images": self.send_images,
             "max_images": self.max_images,
@@ -87,14 +109,19 @@ class HierarchicalMemory(IndexedMemory):
         }
 
     def top_sessions(self, key: str, query: str, visible: list[MemoryItem]) -> list[MemoryItem]:
-        """The coarse level: the ``sessions`` session summaries among ``visible`` most similar
-        to ``query``, best first (none when no round is visible). Runs the embedder: call it
-        from a worker thread."""
-        summaries = [c.id for c in visible if is_summary(c)]
-        if not summaries or all(is_summary(c) for c in visible):
+        """The coarse level: the ``sessions`` session summaries among ``visible`` that best
+        match ``query`` (the first stage, with the query's time scope), best first (none when
+        no round is visible). Runs the embedder: call it from a worker thread."""
+        summaries = {c.id: c for c in visible if is_summary(c)}
+        if not summaries or len(summaries) == len(visible):
             return []
-        by_id = {c.id: c for c in visible}
-        return [by_id[h] for h, _ in self.search(key, query, self.sessions, summaries)]
+        rewritten = self.rewrite(query, visible)
+        scopes = []
+        if rewritten.scope is not None:
+            scopes.append([i for i, c in summaries.items()
+                           if c.metadata.get("session_id") in rewritten.scope.sessions])
+        hits = self.search(key, rewritten, self.sessions, list(summaries), scopes)
+        return [summaries[h] for h, _ in hits]
 
     async def _retrieve(
         self, key: str, query: str, items: list[MemoryItem], k: int | None
@@ -103,18 +130,17 @@ class HierarchicalMemory(IndexedMemory):
         if not rounds:
             return []
         has_sessions = any(is_summary(c) for c in items)
-
-        def search() -> list[str]:
-            chosen = {c.metadata.get("session_id") for c in self.top_sessions(key, query, items)}
-            # Rounds outside any session (a loose note) always compete.
-            allow = [f"{_ROUND_KEY}{c.id}" for c in rounds
-                     if not has_sessions or c.metadata.get("session_id") in chosen
-                     or c.metadata.get("session_id") is None]
-            hits = self.search(key, query, k or self.k, allow)
-            return [h.removeprefix(_ROUND_KEY) for h, _ in hits]
-
-        by_id = {c.id: c for c in rounds}
-        return [by_id[i] for i in await anyio.to_thread.run_sync(search)]
+        chosen = {c.metadata.get("session_id") for c in await anyio.to_thread.run_sync(
+            partial(self.top_sessions, key, query, items))}
+        # Rounds outside any session (a loose note) always compete.
+        candidates = {f"{_ROUND_KEY}{c.id}": c for c in rounds
+                      if self.routing == "prefer" or not has_sessions
+                      or c.metadata.get("session_id") in chosen
+                      or c.metadata.get("session_id") is None}
+        preferred = {str(s) for s in chosen if s is not None} if self.routing == "prefer" else ()
+        hits = await self.ranked(key, query, k or self.k, candidates, visible=items,
+                                 sessions=preferred)
+        return [candidates[h] for h, _ in hits]
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
@@ -123,7 +149,7 @@ class HierarchicalMemory(IndexedMemory):
         summaries = [c for c in chunks if is_summary(c)]
         rounds = [c for c in chunks if not is_summary(c)]
         return (chunks, [c.id for c in summaries] + [f"{_ROUND_KEY}{c.id}" for c in rounds],
-                [c.text for c in summaries] + [round_summary(c) for c in rounds])
+                [c.text for c in summaries] + [c.text for c in rounds])
 
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest

@@ -1,19 +1,17 @@
-"""``rag``: dense top-k retrieval over the items' text surrogates.
+"""``rag``: top-k retrieval over the items' text surrogates.
 
 At build, every item with text (transcripts, rounds, frames and images through their
-description and OCR text) is embedded in one batch and stored in a vector index of its own key.
-``retrieve`` embeds the query (at answer: ``query=`` when the caller gives the bare question,
-else the prompt) and returns the ``k`` most similar items *visible at the question's time*, best
-first: the visible ids go into the search as a filter, so the cut is exact and never costs
-recall. The retrieved items are sent in time order, each with its label, then the question.
+description and OCR text) is embedded in one batch and indexed, with BM25, in a hybrid index of
+its own key (``hybrid``). ``retrieve`` searches with the query (at answer: ``query=`` when the
+caller gives the bare question, else the prompt) and returns the ``k`` best items *visible at
+the question's time*, best first: the visible ids go into each engine's search as a filter, so
+the cut is exact and never costs recall. ``retrieval="dense"`` is the embedding-only rag of
+before. The retrieved items are sent in time order, each with its label, then the question.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
-
-import anyio
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.context import PromptBuilder, ask_model
@@ -23,15 +21,20 @@ from m3kit.memory.indexed import IndexedMemory
 from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
+    from m3kit.memory.hybrid import RetrievalMode
+    from m3kit.memory.query import QueryExpander
+    from m3kit.memory.rerank import Reranker
     from m3kit.perception.base import TextEmbedder, TextReader
 
 
 class RagMemory(IndexedMemory):
-    """Top-``k`` items by cosine similarity of text embeddings, sent as text.
+    """Top-``k`` items by hybrid search (BM25 and text embeddings, fused), sent as text.
 
     ``index`` names a vector engine (``make_index``) or is a factory ``(dim) -> VectorIndex``.
     ``send_images`` sends retrieved frames and images as images instead of their surrogate
-    text. Items without any text are kept but cannot be retrieved.
+    text. Items without any text are kept but cannot be retrieved. ``retrieval``,
+    ``rewriting``, ``expander``, ``reranker``, ``rerank_depth``: the search steps
+    (``IndexedMemory``).
     """
 
     name = "rag"
@@ -45,8 +48,15 @@ class RagMemory(IndexedMemory):
         send_images: bool = False,
         ocr: bool = True,
         reader: TextReader | None = None,
+        retrieval: RetrievalMode = "hybrid",
+        rewriting: bool = True,
+        expander: QueryExpander | str | None = None,
+        reranker: Reranker | str | None = None,
+        rerank_depth: int = 30,
     ) -> None:
-        super().__init__(embedder=embedder, index=index, reader=reader)
+        super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
+                         rewriting=rewriting, expander=expander, reranker=reranker,
+                         rerank_depth=rerank_depth)
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
         self.k = k
@@ -65,11 +75,8 @@ class RagMemory(IndexedMemory):
     async def _retrieve(
         self, key: str, query: str, items: list[MemoryItem], k: int | None
     ) -> list[MemoryItem]:
-        if not items:
-            return []
         by_id = {item.id: item for item in items}
-        hits = await anyio.to_thread.run_sync(
-            partial(self.search, key, query, k or self.k, list(by_id)))
+        hits = await self.ranked(key, query, k or self.k, by_id)
         return [by_id[hit_id] for hit_id, _ in hits]
 
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None

@@ -11,9 +11,11 @@ from typing import Any
 
 from m3kit.memory.base import Memory
 from m3kit.memory.context import ContextMemory
+from m3kit.memory.egorag import EgoRagMemory
 from m3kit.memory.hierarchical import HierarchicalMemory
 from m3kit.memory.proctor import ProctorMemory
 from m3kit.memory.rag import RagMemory
+from m3kit.memory.videorag import VideoRagMemory
 
 _MEMORIES: dict[str, Callable[..., Memory]] = {
     "context": ContextMemory,
@@ -28,8 +30,18 @@ _MEMORIES: dict[str, Callable[..., Memory]] = {
     "hierarchical": HierarchicalMemory,
     "hierarchical-mm": partial(HierarchicalMemory, send_images=True),
     "proctor": ProctorMemory,
+    # Long video (SuperMemory-VQA 4.1): Video-RAG and EgoButler, indexes stored on disk.
+    "videorag": VideoRagMemory,
+    "egorag": EgoRagMemory,
 }
 MEMORIES: tuple[str, ...] = ("none", *_MEMORIES)
+
+
+def memory_factories() -> dict[str, Callable[..., Memory]]:
+    """Each memory name (``none`` aside) and what builds it: a class, or a ``partial`` of one
+    with the settings its name fixes (``rag-mm``: ``send_images=True``). A copy: changing it
+    changes no registry."""
+    return dict(_MEMORIES)
 
 
 def make_memory(name: str, **config: Any) -> Memory | None:

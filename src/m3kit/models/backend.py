@@ -3,8 +3,12 @@ synthesis): one request (a prompt, images) in, one text out; JSON replies read a
 
 M3Eval generated its questions with Qwen3.5-27B and M3Exam synthesised its conversations with an
 LLM; m3kit lets any model do both. ``InspectBackend`` wraps an inspect-ai ``Model`` (an
-OpenAI-compatible server, ``m3kit/hf``, a hosted API), so a pipeline reuses inspect's retries and
-rate limits. Anything with a ``name`` and a ``complete(request)`` method fits ``TextBackend``;
+OpenAI-compatible server, ``m3kit/hf``, a hosted API). A call that fails (a connection error,
+HTTP 500, a reply past its ``attempt_timeout``) is retried with exponential backoff up to
+``max_attempts`` in total, each retry announced (``notify``), then raises ``BackendError``;
+``call_count`` counts what happened (``CallCount.describe``: the pipeline's failure summary), so a
+failing server costs a pipeline about a minute and a line per retry, not minutes of silence
+under inspect's unbounded retries. Anything with a ``name`` and a ``complete(request)`` method fits ``TextBackend``;
 tests replay scripted replies through it. A backend that also has ``async acomplete`` is called
 concurrently by ``complete_async``, the others from worker threads.
 
@@ -19,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,17 +35,23 @@ import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from m3kit.errors import M3kitError
+from m3kit.models.client import client_retries_off
+from m3kit.models.noise import inspect_hooks_noise_dropped
 
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig, Model
 
 __all__ = [
+    "DEFAULT_CALL_ATTEMPTS",
+    "DEFAULT_CALL_TIMEOUT",
     "BackendError",
     "BackendRequest",
+    "CallCount",
     "InspectBackend",
     "MalformedReplyError",
     "TextBackend",
     "backend_name",
+    "backoff_seconds",
     "call_json",
     "call_text",
     "complete_async",
@@ -48,6 +60,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 # An image a request carries: a file (sent by path) or RGB ``uint8`` pixels (a decoded frame).
 Image = Path | np.ndarray
@@ -62,6 +76,41 @@ class BackendError(M3kitError):
     """The model behind a backend could not be loaded or failed to answer (after inspect's own
     retries): a connection error, a rejected key, a provider error. Names the model; ``field``
     and ``record`` are the request's stage and item when it has them."""
+
+
+# Attempts of one call in total, and seconds before one attempt is abandoned (a hung server).
+DEFAULT_CALL_ATTEMPTS = 4
+DEFAULT_CALL_TIMEOUT = 180.0
+# The wait before retry k (1, 2, ...) is BACKOFF_BASE * 2**(k-1) seconds, at most BACKOFF_MAX.
+BACKOFF_BASE = 2.0
+BACKOFF_MAX = 30.0
+
+
+def backoff_seconds(retry: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_MAX) -> float:
+    """The wait before retry number ``retry`` (1 for the first): ``base * 2**(retry-1)``, at
+    most ``cap``."""
+    return min(cap, base * 2 ** max(0, retry - 1))
+
+
+@dataclass
+class CallCount:
+    """What a backend's calls came to: answered, retried attempts, failed calls (after every
+    attempt), the failures by kind (exception type, most common first in ``describe``)."""
+
+    answered: int = 0
+    retried: int = 0
+    failed: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+
+    def describe(self) -> str:
+        """``model calls: 12 answered, 3 retried, 1 failed (4× InternalServerError)``: every
+        failed attempt counted by kind."""
+        text = f"model calls: {self.answered} answered, {self.retried} retried, " \
+               f"{self.failed} failed"
+        if self.kinds:
+            kinds = "; ".join(f"{n}× {kind}" for kind, n in self.kinds.most_common())
+            text += f" (failed attempts: {kinds})"
+        return text
 
 
 class MalformedReplyError(M3kitError):
@@ -121,6 +170,12 @@ class InspectBackend:
     ``retry_temperature`` with ``seed + attempt``: still reproducible, no longer stuck on the
     answer it gave. ``max_tokens`` caps each reply. One event loop serves every synchronous
     call: providers keep async HTTP clients bound to the loop they were first used on.
+
+    A call is tried ``max_attempts`` times in total, each attempt abandoned after
+    ``attempt_timeout`` seconds, with ``backoff_seconds`` between attempts (from
+    ``backoff_base`` seconds, doubling; inspect's own
+    retries are off, so an attempt is one request); ``notify`` receives one line per retry
+    (default: a logged warning). ``call_count`` counts every call's outcome.
     """
 
     def __init__(
@@ -131,10 +186,21 @@ class InspectBackend:
         seed: int | None = None,
         max_tokens: int | None = None,
         retry_temperature: float = 0.7,
+        max_attempts: int = DEFAULT_CALL_ATTEMPTS,
+        attempt_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        backoff_base: float = BACKOFF_BASE,
+        notify: Callable[[str], None] | None = None,
         model_args: Mapping[str, Any] | None = None,
         **more_model_args: Any,
     ) -> None:
         from inspect_ai.model import GenerateConfig, Model, get_model
+
+        if max_attempts < 1:
+            raise M3kitError(f"max_attempts counts attempts in total and must be at least 1, "
+                             f"got {max_attempts}", field="max_attempts")
+        if attempt_timeout is not None and attempt_timeout <= 0:
+            raise M3kitError(f"attempt_timeout must be > 0 seconds, got {attempt_timeout}",
+                             field="attempt_timeout")
 
         if isinstance(model, Model):
             self.model = model
@@ -144,21 +210,33 @@ class InspectBackend:
             except Exception as exc:  # noqa: BLE001 (unknown provider, missing key: one line)
                 raise BackendError(f"cannot load the model: {_one_line(exc)}",
                                    record=str(model), field="backend") from None
+        # the SDK client's own retries would multiply the attempts, silently (models.client)
+        client_retries_off(self.model)
         base = config if config is not None else GenerateConfig()
         update: dict[str, Any] = {}
         if seed is not None:
             update.update(temperature=0.0, seed=seed)
         if max_tokens is not None:
             update["max_tokens"] = max_tokens
+        # m3kit retries (below), so each of inspect's calls is one request
+        update["max_retries"] = 0
         self.config: GenerateConfig = base.model_copy(update=update)
         self.retry_temperature = retry_temperature
+        self.max_attempts = max_attempts
+        self.attempt_timeout = attempt_timeout
+        self.backoff_base = backoff_base
+        self.notify = notify if notify is not None else logger.warning
+        self.call_count = CallCount()
         self._greedy = seed is not None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.name = str(self.model)
 
     def settings(self) -> dict[str, Any]:
-        """What besides the prompt decides a reply: the generate config (for cache keys)."""
-        return self.config.model_dump(mode="json", exclude_none=True)
+        """What besides the prompt decides a reply: the generate config (for cache keys;
+        ``max_retries``, how failures are handled, is not part of it)."""
+        settings = self.config.model_dump(mode="json", exclude_none=True)
+        settings.pop("max_retries", None)
+        return settings
 
     def complete(self, request: BackendRequest) -> str:
         if self._loop is None or self._loop.is_closed():
@@ -181,16 +259,37 @@ class InspectBackend:
             # a greedy model answers an unchanged prompt the same way every time
             config = config.model_copy(update={"temperature": self.retry_temperature,
                                                "seed": (config.seed or 0) + request.attempt})
-        try:
-            output = await self.model.generate([message], config=config)
-        except M3kitError:
-            raise
-        except Exception as exc:  # noqa: BLE001 (a provider's raw error becomes one typed line)
-            raise _call_error(self.model, exc, request) from None
-        if output.error:
-            raise BackendError(f"model {self.model}: {_one_line(output.error)}",
-                               record=request.item or None, field=request.stage or None)
-        return output.completion
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                with inspect_hooks_noise_dropped():
+                    output = await asyncio.wait_for(
+                        self.model.generate([message], config=config),
+                        timeout=self.attempt_timeout)
+            except M3kitError:
+                raise
+            except Exception as exc:  # noqa: BLE001 (retried, then one typed line)
+                exc = _cause(exc)
+                if isinstance(exc, TimeoutError):
+                    exc = TimeoutError(f"no reply within {self.attempt_timeout:g} s")
+                kind = type(exc).__name__
+                self.call_count.kinds[kind] += 1
+                if attempt == self.max_attempts:
+                    self.call_count.failed += 1
+                    raise _call_error(self.model, exc, request, attempts=attempt) from None
+                wait = backoff_seconds(attempt, self.backoff_base)
+                self.call_count.retried += 1
+                where = f"{request.stage} {request.item}".strip()
+                self.notify(f"model {self.model}: {kind} on {where or 'a call'} (attempt "
+                            f"{attempt} of {self.max_attempts}), retrying in {wait:g} s")
+                await asyncio.sleep(wait)
+                continue
+            if output.error:
+                self.call_count.failed += 1
+                raise BackendError(f"model {self.model}: {_one_line(output.error)}",
+                                   record=request.item or None, field=request.stage or None)
+            self.call_count.answered += 1
+            return output.completion
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def close(self) -> None:
         if self._loop is not None and not self._loop.is_closed():
@@ -203,11 +302,21 @@ def _one_line(detail: object) -> str:
     return one_line(str(detail))
 
 
-def _call_error(model: object, exc: BaseException, request: BackendRequest) -> BackendError:
+def _cause(exc: BaseException) -> BaseException:
+    """The provider's own error under a retry wrapper (tenacity's ``RetryError``, which
+    inspect raises even with its retries off, holds it as its last attempt's exception)."""
+    last = getattr(exc, "last_attempt", None)
+    inner = last.exception() if last is not None and hasattr(last, "exception") else None
+    return inner if isinstance(inner, BaseException) else exc
+
+
+def _call_error(model: object, exc: BaseException, request: BackendRequest,
+                attempts: int = 1) -> BackendError:
     detail = _one_line(exc)
     kind = type(exc).__name__
-    return BackendError(f"model {model}: {kind}: {detail}" if detail else f"model {model}: {kind}",
-                        record=request.item or None, field=request.stage or None)
+    tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+    text = f"model {model}: {kind}: {detail}" if detail else f"model {model}: {kind}"
+    return BackendError(text + tries, record=request.item or None, field=request.stage or None)
 
 
 def backend_name(backend: TextBackend) -> str:

@@ -11,9 +11,16 @@ what text surrogates alone recover from the media.
 How it answers:
 
 - multiple choice: each option gets a support score in [0, 1] (lexical + dense, see
-  ``m3kit.models.scoring``); the best option wins, ties to the earlier letter. When the best
+  ``m3kit.models.scoring``); the best option wins. Ties (frequent: with no evidence every option
+  scores 0) go to the option whose text ranks first under a hash of the question and the option
+  text (``tie_rank``): deterministic, the same whatever letter an option carries, and spread
+  evenly over the letters — never towards "A", which would make a position bias look like a
+  score whenever the gold letters are uneven. When the best
   score is below ``abstain_threshold`` and the options include an abstain-like one ("Neither
   video", "None of the above", "Not mentioned", "N/A", "I don't know"), it picks that one.
+  When the prompt asks for a ranking (``Ranking: B > D > A > C``, SuperMemory-VQA), the
+  completion lists every option by its score, the chosen one first (an abstain option stands
+  at ``abstain_threshold``).
 - Yes/No: "Yes" when the question's own statement is supported at ``yes_threshold`` or above.
 - free-form: the evidence unit (a line or sentence) most related to the question, verbatim;
   or, with ``generator=smollm2``, SmolLM2-135M writing a short answer from the top units.
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -53,7 +61,13 @@ from m3kit.errors import CorruptMediaError, MediaError, MediaNotFoundError
 from m3kit.models.content import content_text, image_key, image_refs, load_rgb, media_refs
 from m3kit.models.errors import ModelArgError
 from m3kit.models.evidence import EvidenceUnit, dedupe, split_units
-from m3kit.models.prompt import Option, ParsedPrompt, is_instruction, parse_prompt
+from m3kit.models.prompt import (
+    FormatKind,
+    Option,
+    ParsedPrompt,
+    is_instruction,
+    parse_prompt,
+)
 from m3kit.models.scoring import EvidenceScorer, Support
 from m3kit.perception.base import SpeechRecognizer, TextEmbedder, TextReader
 
@@ -179,6 +193,12 @@ class BuiltinModelAPI(ModelAPI):
             answer, stop_reason = _truncate(answer, config.max_tokens)
             explicit = parsed.answer_format.explicit
             completion = parsed.answer_format.render(answer) if explicit else answer
+        elif parsed.answer_format.kind is FormatKind.RANKING and details["mode"] == \
+                "multiple_choice":
+            # every option, best first, the chosen one leading (its ranking puts an abstain
+            # option at the threshold, so a tie there still leads with the decision)
+            ranked = [answer, *(label for label in details["ranking"] if label != answer)]
+            completion = parsed.answer_format.render(" > ".join(ranked))
         else:
             completion = parsed.answer_format.render(answer)
 
@@ -272,7 +292,8 @@ class BuiltinModelAPI(ModelAPI):
         abstainers = [o for o in parsed.options if o.abstain]
         supports = scorer.score_options(parsed.question, [o.text for o in candidates], units)
         scored = dict(zip((o.label for o in candidates), supports, strict=True))
-        best = max(candidates, key=lambda o: (scored[o.label].score, -_order(o)), default=None)
+        best = max(candidates, key=lambda o: (scored[o.label].score,
+                                              -tie_rank(parsed.question, o.text)), default=None)
         best_score = scored[best.label].score if best is not None else 0.0
         abstained = bool(abstainers) and (best is None or best_score < self.abstain_threshold)
         chosen = abstainers[0] if abstained or best is None else best
@@ -281,7 +302,8 @@ class BuiltinModelAPI(ModelAPI):
         # stands at the threshold, so the ranking agrees with the decision.
         rank_score = {o.label: scored[o.label].score for o in candidates}
         rank_score.update({o.label: self.abstain_threshold for o in abstainers})
-        ranking = sorted(parsed.options, key=lambda o: (-rank_score[o.label], _order(o)))
+        ranking = sorted(parsed.options, key=lambda o: (-rank_score[o.label],
+                                                        tie_rank(parsed.question, o.text)))
         second = sorted((s.score for s in supports), reverse=True)[1:2]
         details = {
             "mode": "multiple_choice",
@@ -397,8 +419,13 @@ def _as_file(ref: str, fmt: str) -> Iterator[Path]:
         yield path
 
 
-def _order(option: Option) -> int:
-    return ord(option.letter) if option.letter is not None else 0
+def tie_rank(question: str, option_text: str) -> int:
+    """Where an option stands among options of equal score (lower first): the first 8 bytes of
+    sha256 over the question and the option's text. Not the letter: the same question with its
+    options in another order picks the same option, and over many questions the pick lands on
+    every letter alike."""
+    digest = hashlib.sha256(f"{question}\x00{option_text}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 def _option_row(option: Option, support: Support | None) -> dict[str, Any]:

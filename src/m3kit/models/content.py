@@ -34,7 +34,7 @@ from inspect_ai.model import (
 from PIL import Image
 
 from m3kit.errors import MediaError, MediaNotFoundError
-from m3kit.media.image import decode_image_rgb
+from m3kit.media.image import decode_image_rgb, image_ref_label, inline_image_bytes
 
 ImageLike = str | Path | np.ndarray | Image.Image
 Detail = Literal["auto", "low", "high"]
@@ -171,11 +171,10 @@ def load_image(ref: str) -> Image.Image:
     from its header: a decompression bomb fails its own sample, it does not exhaust memory),
     ``CorruptMediaError`` for one that does not decode.
     """
-    shown = _shown(ref)
+    shown = image_ref_label(ref)
     try:
         if ref.startswith("data:"):
-            payload = ref.split(",", 1)[1] if "," in ref else ""
-            data = base64.b64decode(payload, validate=False)
+            data = inline_image_bytes(ref)
         elif ref.startswith(("http://", "https://")):
             with urllib.request.urlopen(ref, timeout=_URL_TIMEOUT_S) as response:
                 data = response.read()
@@ -243,7 +242,3 @@ def _detail(item: ContentImage) -> Detail:
     # "original" (an OpenAI-only level) has no meaning for a path; keep the common three.
     return item.detail if item.detail in ("auto", "low", "high") else "auto"  # type: ignore
 
-
-def _shown(ref: str) -> str:
-    """A reference short enough for an error message (data URIs are cut)."""
-    return ref if not ref.startswith("data:") else ref[:40] + "..."

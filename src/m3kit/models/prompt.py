@@ -8,7 +8,8 @@ benchmark, so the rules are few and explicit:
 - the question: the last line with a ``?`` before the options (else the last plain line);
 - the answer format the prompt asks for, checked in this order: ``ANSWER: $LETTER`` (inspect's
   ``multiple_choice``), ``The final answer is X`` (M3Eval), ``Final Answer: X``, the letter alone
-  (Video-MME-v2: "answer with the option's letter"), else ``The final answer is X``;
+  (Video-MME-v2: "answer with the option's letter"), else ``The final answer is X``; before
+  them all, a ranking of every option (``Ranking: B > D > A > C``, SuperMemory-VQA);
 - everything else in the prompt that is not an instruction is context (transcripts, retrieved
   memory) and counts as evidence.
 """
@@ -43,7 +44,7 @@ _ABSTAIN = re.compile(
     r"\b(neither|none of (the )?(above|these|them|options|the options)|n/?a\b|"
     r"not (mentioned|applicable|answerable|enough|sure|shown|visible|stated|possible|"
     r"determinable|known|specified|provided|given|present)|"
-    r"cannot (be )?(determined|answered|tell|know|say)|can'?t (be )?(determined|answered|tell|say)|"
+    r"can ?not (be )?(determined|answered|tell|know|say)|can'?t (be )?(determined|answered|tell|say)|"
     r"(i )?(do not|don'?t) know|unanswerable|no (answer|information|evidence|mention)|"
     r"insufficient|unclear from|no way to (tell|know))",
     re.IGNORECASE,
@@ -57,6 +58,7 @@ class FormatKind(StrEnum):
     FINAL_ANSWER_IS = "final_answer_is"  # "The final answer is X" (M3Eval)
     FINAL_ANSWER_COLON = "final_answer_colon"  # "Final Answer: X"
     BARE = "bare"  # the letter (or word) alone (Video-MME-v2)
+    RANKING = "ranking"  # "Ranking: B > D > A > C", every option best first (SuperMemory-VQA)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class AnswerFormat:
                 return f"The final answer is {answer}"
             case FormatKind.FINAL_ANSWER_COLON:
                 return f"Final Answer: {answer}"
+            case FormatKind.RANKING:
+                return f"Ranking: {answer}"
             case _:
                 return answer
 
@@ -149,6 +153,8 @@ def parse_prompt(prompt: str, instructions: str = "") -> ParsedPrompt:
 
 def detect_format(text: str) -> AnswerFormat:
     """The answer template the text asks for (``FINAL_ANSWER_IS``, not explicit, when none)."""
+    if re.search(r"ranking\s*:\s*\(?[A-H]\)?\s*>", text, re.IGNORECASE):
+        return AnswerFormat(FormatKind.RANKING, True)
     if re.search(r"ANSWER\s*:\s*\$", text):
         return AnswerFormat(FormatKind.ANSWER_COLON, True)
     if re.search(r"the final answer is", text, re.IGNORECASE):

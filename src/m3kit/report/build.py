@@ -31,11 +31,13 @@ logger = logging.getLogger(__name__)
 
 def build_report(paths: Sequence[str | Path], out_dir: str | Path,
                  humans: str | Path | None = None, title: str = "m3kit report",
-                 baseline: str | Path | None = None) -> Path:
+                 baseline: str | Path | None = None,
+                 lead: Sequence[ReportSection] = ()) -> Path:
     """Read ``paths``, render each benchmark's sections into ``out_dir``, write the report;
     return the path of ``index.html``. ``baseline``: an eval log or a folder of one system's
     logs; its benchmark's runs get a section comparing each with it
-    (``m3kit.report.compare.baseline_section``)."""
+    (``m3kit.report.compare.baseline_section``). ``lead``: sections placed first, as given
+    (the quickstart's, so the page says what its terminal said)."""
     from m3kit.report.compare import baseline_section, run_from_logs
     from m3kit.report.html import write_report
 
@@ -50,7 +52,7 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path,
         if log.status != "success":
             logger.warning("%s: run %s, reporting the samples it has", log.location, log.status)
         by_benchmark.setdefault(benchmark_of(log).name, []).append(log)
-    sections: list[ReportSection] = []
+    sections: list[ReportSection] = list(lead)
     made: list[tuple[str, LoggedRun]] = []
     for benchmark in BENCHMARKS:
         logs = by_benchmark.get(benchmark.name, [])

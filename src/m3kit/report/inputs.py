@@ -190,11 +190,17 @@ def read_humans(path: str | Path) -> dict[str, Any]:
 
 
 def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun]:
-    """``benchmark``'s logs as runs, one per system (``Benchmark.system_label``): the logs of
-    one system pooled (``m3kit.report.pooling.pool_logs``), then read
-    (``m3kit.report.logs.read_run``)."""
-    from m3kit.report.pooling import pool_logs
+    """``benchmark``'s logs as runs, one per system: one model label
+    (``Benchmark.system_label``) with one setting (``m3kit.report.pooling.setting_variants``,
+    kept as the run's ``variant``, which the label then shows); the logs of one system pooled
+    (``m3kit.report.pooling.pool_logs``), then read (``m3kit.report.logs.read_run``)."""
+    from m3kit.report.pooling import pool_logs, setting_variants
 
     label = benchmark.system_label.load()
-    pooled = pool_logs(logs, lambda log: label(run_header(log)))
-    return [read_run(log) for log in pooled.values()]
+    headers = [run_header(log) for log in logs]
+    variants = setting_variants(headers, label)
+    keys = {id(log): (label(header), variant)
+            for log, header, variant in zip(logs, headers, variants, strict=True)}
+    pooled = pool_logs(logs, lambda log: keys[id(log)])
+    return [read_run(log).model_copy(update={"variant": variant})
+            for (_, variant), log in pooled.items()]

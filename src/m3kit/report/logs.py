@@ -101,6 +101,7 @@ def _sample(sample: EvalSample, benchmark: Benchmark | None) -> LoggedSample:
         failure=record.failure if record is not None else None,
         explanation=score.explanation if score is not None else None,
         answer=score.answer if score is not None else None,
+        completion=sample.output.completion if sample.output is not None else None,
         item=item,
         usage=record.usage if record is not None else _inspect_usage(sample),
         seconds=record.seconds if record is not None else {},
@@ -125,10 +126,27 @@ def run_header(log: EvalLog) -> LoggedRun:
         status=str(log.status),
         location=str(log.location or ""),
         started=started_at(log),
+        wall_seconds=_wall_seconds(log),
         task_args=dict(log.eval.task_args or {}),
         metadata=dict(log.eval.metadata or {}),
         card=logged_card(log),
     )
+
+
+def _wall_seconds(log: EvalLog) -> float | None:
+    """The run's elapsed seconds from inspect's start and completion times, when both are
+    recorded (a killed run has no completion time)."""
+    from datetime import datetime
+
+    stats = log.stats
+    if not stats.started_at or not stats.completed_at:
+        return None
+    try:
+        elapsed = (datetime.fromisoformat(stats.completed_at)
+                   - datetime.fromisoformat(stats.started_at)).total_seconds()
+    except ValueError:
+        return None
+    return elapsed if elapsed >= 0 else None
 
 
 def logged_card(log: EvalLog) -> ReproCard | None:

@@ -21,14 +21,17 @@ from statistics import fmean
 from typing import TYPE_CHECKING
 
 from m3kit.benchmarks import Benchmark
+from m3kit.report.failures import failure_lines
 from m3kit.report.logs import benchmark_of, foreign_task, logged_card, read_samples
+from m3kit.schema.card import ReproCard
 from m3kit.schema.evallog import LoggedSample
 from m3kit.schema.report import NA, SummaryTable, cost_cell, number_cell
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-__all__ = ["INDENT", "NA", "SummaryTable", "display_rows", "headline_lines", "summary_table"]
+__all__ = ["INDENT", "NA", "SummaryTable", "display_rows", "headline_lines", "summary_table",
+           "summary_title"]
 
 INDENT = "  "  # a group value under its ``key=`` heading (``display_rows``)
 
@@ -64,22 +67,37 @@ def summary_table(log: EvalLog) -> SummaryTable:
         columns, rows = benchmark.summary_rows.load()(samples)
         intervals = headline_lines(benchmark, samples)
     card = logged_card(log)
-    return SummaryTable(title=f"{log.eval.task} · {log.eval.model} · {log.status}",
+    return SummaryTable(title=summary_title(log.eval.task, log.eval.model, card, log.status),
                         columns=columns, rows=rows, intervals=intervals,
-                        caption=f"run: {card.summary_line()}" if card is not None else None)
+                        caption=f"run: {card.summary_line()}" if card is not None else None,
+                        failures=failure_lines(samples))
+
+
+def summary_title(task: str, model: str, card: ReproCard | None, status: str) -> str:
+    """``task · model · memory · frames · blind · status``: how the run was made, in the title,
+    so runs with ``--memory rag``, ``--blind`` or neither never print the same heading (a
+    task without a card: ``task · model · status``)."""
+    if card is None:
+        return f"{task} · {model} · {status}"
+    memory = f"memory {card.memory}" if card.memory else "no memory"
+    frames = f"frames {card.frames_text()}" if card.frames is not None else None
+    blind = "blind" if card.blind else None
+    parts = [task, model, memory, frames, blind, status]
+    return " · ".join(part for part in parts if part)
 
 
 def headline_lines(benchmark: Benchmark, samples: Sequence[LoggedSample]) -> list[str]:
     """The summary's headline numbers (``Benchmark.summary_intervals``, labelled as its
-    columns, on its scale) as ``value [lo, hi] (n units)``: 95 % percentile intervals over 2000
-    resamples of the benchmark's unit, seed 0 (``m3kit.benchmarks.intervals``); none for a
+    columns, on its one scale, ``m3kit score``'s and ``m3kit report``'s, in the digits of its
+    table, ``Benchmark.summary_format``) as ``value [lo, hi] (n units)``: 95 % percentile
+    intervals over 2000 resamples of the benchmark's unit, seed 0 (``m3kit.benchmarks.intervals``); none for a
     benchmark without headline numbers or a run without items."""
     if not benchmark.summary_intervals or benchmark.items_from_log is None:
         return []
     from m3kit.benchmarks.intervals import interval_lines, log_intervals
 
     return interval_lines(log_intervals(benchmark, samples), benchmark.summary_intervals,
-                          scale=benchmark.summary_scale)
+                          spec=benchmark.summary_format)
 
 
 def display_rows(table: SummaryTable) -> list[list[str]]:

@@ -143,7 +143,9 @@ class ScoreItem(BaseModel):
     ``status``: ``correct``, ``incorrect``, ``invalid`` (not stated in the required form) or
     ``failed`` (no answer was had); ``groups``: the labels tables group by; ``id``: the
     question's id where the record travels without its sample (a run's items for intervals and
-    paired comparisons; a scorer leaves it unset, the sample carries the id).
+    paired comparisons; a scorer leaves it unset, the sample carries the id);
+    ``judge_failure``: why a model judge gave the item no usable verdict (its reply stated no
+    level, or the call failed), the judge's score then counting 0 as the papers count it.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -151,13 +153,21 @@ class ScoreItem(BaseModel):
     status: ScoreStatus
     groups: dict[str, Any] = Field(default_factory=dict)
     id: str | None = None
+    judge_failure: str | None = None
 
     def to_metadata(self) -> dict[str, Any]:
-        """The record as a score's metadata (JSON values; ``id`` only where set)."""
+        """The record as a score's metadata (JSON values; ``id`` and ``judge_failure`` only
+        where set)."""
         data = self.model_dump(mode="json")
-        if data.get("id") is None:
-            data.pop("id", None)
+        for key in ("id", "judge_failure"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
+
+    def parsed_answer(self) -> str | None:
+        """The answer the scorer read from the reply (a multiple-choice letter), where the
+        benchmark parses one; ``None`` where the reply is scored whole."""
+        return None
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None) -> Self | None:
@@ -172,7 +182,9 @@ class LoggedSample(BaseModel):
     """One sample of an eval log as m3kit reads it back.
 
     ``error``: inspect's own error for the sample (an exception the solver did not catch), on one
-    line; ``failure``: the solver's recorded failure; ``item``: the benchmark's score record
+    line; ``failure``: the solver's recorded failure; ``answer``: the answer the scorer
+    recorded (M3Eval's parsed letter, M3Exam's reply); ``completion``: the model's reply as it
+    came (``None`` where the sample got none); ``item``: the benchmark's score record
     (``None`` when the sample has no score of the benchmark's scorer). A sample is *excluded*
     when its media could not be read, *failed* when it got no answer for another reason.
     """
@@ -187,6 +199,7 @@ class LoggedSample(BaseModel):
     failure: str | None = None
     explanation: str | None = None
     answer: str | None = None
+    completion: str | None = None
     item: SerializeAsAny[ScoreItem] | None = None  # the benchmark's ScoreItem subclass
     usage: Usage = Field(default_factory=Usage)
     seconds: dict[str, float] = Field(default_factory=dict)
@@ -229,7 +242,13 @@ class LoggedRun(BaseModel):
     ``task`` is the task's own name (no registry prefix); ``task_args`` the arguments it ran
     with and ``metadata`` the task's metadata (the keys above: ``BLIND_KEY``...), both as
     inspect recorded them; ``started`` orders runs of one system (ISO text); ``card``: how the
-    run was made (``m3kit.schema.card.ReproCard``; ``None`` for a task that records none).
+    run was made (``m3kit.schema.card.ReproCard``; ``None`` for a task that records none);
+    ``wall_seconds``: the run's elapsed time, start to finish (``None`` when the log does not
+    say): what a question costs in time is this over the questions, since samples run
+    concurrently and each one's own time includes its waits. ``variant``: what sets the run
+    apart from other runs reported beside it under the same model label (``frames 96
+    uniform``; set by ``m3kit.report`` when it pools logs, empty when nothing does): a row is
+    one model with one setting, and its label says which (``labelled``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -239,14 +258,20 @@ class LoggedRun(BaseModel):
     status: str
     location: str = ""
     started: str = ""
+    wall_seconds: float | None = None
     task_args: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
     samples: list[LoggedSample] = Field(default_factory=list)
     card: ReproCard | None = None
+    variant: str = ""
 
     @property
     def blind(self) -> bool:
         return bool(self.metadata.get(BLIND_KEY))
+
+    def labelled(self, label: str) -> str:
+        """``label`` with the run's ``variant`` appended (``<label> · frames 96 uniform``)."""
+        return f"{label} · {self.variant}" if self.variant else label
 
 
 def answered(samples: Sequence[LoggedSample]) -> list[LoggedSample]:

@@ -10,9 +10,22 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-__all__ = ["ImageRef", "MediaRef", "PdfPageRef", "TimeSpan", "VideoRef"]
+__all__ = [
+    "INLINE_IMAGE_PREFIX",
+    "REMOTE_IMAGE_PREFIXES",
+    "ImageRef",
+    "MediaRef",
+    "PdfPageRef",
+    "TimeSpan",
+    "VideoRef",
+]
 
 _RECORD = ConfigDict(extra="forbid", frozen=True)
+
+# An image reference is a file path, a web link, or the image itself as a data URI (RFC 2397;
+# released data ships some: two of LoCoMo's ``img_url``s are inline JPEGs).
+REMOTE_IMAGE_PREFIXES = ("http://", "https://")
+INLINE_IMAGE_PREFIX = "data:"
 
 
 def _end_after_start(end: float | None, info: ValidationInfo) -> float | None:
@@ -50,7 +63,9 @@ class VideoRef(BaseModel):
     """A video file, or the part of it between ``start`` and ``end`` seconds.
 
     Either bound may be left open: ``start=None`` means from the beginning, ``end=None`` to
-    the end of the file.
+    the end of the file. ``clock_start`` places the file on its question's clock: the moment
+    (on that clock) of the file's second 0, when the question's ``time`` is not on the video's
+    own clock (SuperMemory-VQA: a person's sessions on one unix clock); ``None``: the same clock.
     """
 
     model_config = _RECORD
@@ -59,6 +74,7 @@ class VideoRef(BaseModel):
     path: str = Field(min_length=1)
     start: float | None = Field(default=None, ge=0)
     end: float | None = Field(default=None, gt=0)
+    clock_start: float | None = None
 
     @field_validator("end")
     @classmethod
@@ -74,13 +90,24 @@ class VideoRef(BaseModel):
 
 
 class ImageRef(BaseModel):
-    """An image file, with an optional caption of what it shows."""
+    """An image, with an optional caption of what it shows. ``path`` is a file path, a web
+    link (``remote``) or a ``data:`` URI holding the image (``inline``)."""
 
     model_config = _RECORD
 
     kind: Literal["image"] = "image"
     path: str = Field(min_length=1)
     description: str | None = None
+
+    @property
+    def remote(self) -> bool:
+        """A web link: m3kit runs offline and never fetches it; its caption stands in."""
+        return self.path.startswith(REMOTE_IMAGE_PREFIXES)
+
+    @property
+    def inline(self) -> bool:
+        """The image itself, as a ``data:`` URI (decoded by ``m3kit.media.image``)."""
+        return self.path.startswith(INLINE_IMAGE_PREFIX)
 
 
 class PdfPageRef(BaseModel):

@@ -98,7 +98,8 @@ class ReportSection(BaseModel):
 class SummaryTable(BaseModel):
     """A printable table: a title, column names, rows of cells (strings), and a line printed
     under it (``caption``: ``m3kit eval``'s reproducibility line); ``intervals``: lines printed
-    after it, the headline numbers' confidence intervals."""
+    after it, the headline numbers' confidence intervals; ``failures``: lines printed after
+    those, what failed and why (``m3kit.report.failures``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -107,6 +108,7 @@ class SummaryTable(BaseModel):
     rows: list[list[str]]
     caption: str | None = None
     intervals: list[str] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
 
 
 def _number(value: float, decimals: int, signed: bool = False) -> str:

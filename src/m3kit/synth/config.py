@@ -14,7 +14,7 @@ from m3kit.synth.script import SCRIPT_VERSION, Evidence
 __all__ = ["ORDERS", "PARADIGMS", "SUITE_VERSION", "Condition", "SuiteConfig"]
 
 # Bump when question generation or the suite layout changes: suites built before are rebuilt.
-SUITE_VERSION = 1
+SUITE_VERSION = 2
 PARADIGMS: tuple[Paradigm, ...] = ("divided_attention", "interference", "interleaved", "nback")
 Condition = Literal["retroactive", "proactive", "repeat_target", "repeat_interferer"]
 # Concatenation order of each interference condition (the target is always Video 1).
@@ -90,13 +90,17 @@ class SuiteConfig(BaseModel):
 
     @classmethod
     def small(cls, seed: int = 0) -> SuiteConfig:
-        """The quickstart suite: 2 pairs of 12 s sources; every paradigm and question kind in
-        both evidence variants; 18 probes; builds in seconds on 2 cores."""
+        """The quickstart suite: 6 pairs of 12 s sources and 16 N-back trials, 22 units for
+        the intervals of its headline (at least ``m3kit.metrics.bootstrap.MIN_UNITS``, the
+        fewest at which a cluster-bootstrap interval is trusted); every paradigm and question
+        kind in both evidence variants; gold letters balanced in whole cycles (12 items per
+        kind and evidence variant); Yes/No balanced in each (evidence, N, K) cell of N-back;
+        46 probes, 392 questions."""
         return cls(
-            seed=seed, pairs=2, beats=8, swaps=[0, 4],
+            seed=seed, pairs=6, beats=8, swaps=[0, 4],
             interference_conditions=["retroactive", "proactive"], interference_questions=2,
-            interleave_segments=[4], false_memory_questions=1, source_memory_questions=2,
-            nback_n=[1, 2], nback_k=[3, 4], nback_trials=1,
+            interleave_segments=[4], false_memory_questions=2, source_memory_questions=2,
+            nback_n=[1, 2], nback_k=[3, 4], nback_trials=2,
         )
 
     def config_hash(self) -> str:

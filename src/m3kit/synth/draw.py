@@ -21,7 +21,17 @@ from PIL import Image, ImageDraw, ImageFont
 from m3kit.synth.script import Scene, VideoScript
 from m3kit.synth.vocab import RGB
 
-__all__ = ["FrameDrawer", "Layout", "Pose", "actor_pose", "draw_frame", "layout"]
+__all__ = [
+    "FrameDrawer",
+    "Layout",
+    "Pose",
+    "actor_pose",
+    "draw_actor",
+    "draw_frame",
+    "fit_font",
+    "layout",
+    "scene_background",
+]
 
 _OUTLINE = (40, 40, 40)
 _OUTLINE_ON_DARK = (200, 200, 200)
@@ -127,7 +137,7 @@ class FrameDrawer:
         image = self._background(event.scene).copy()
         canvas = ImageDraw.Draw(image)
         actor = self.script.actor(event.actor)
-        _draw_actor(canvas, actor.shape, actor.rgb, self.pose(index), self.geometry.actor_radius)
+        draw_actor(canvas, actor.shape, actor.rgb, self.pose(index), self.geometry.actor_radius)
         # The caption bar is painted after the actor, so an actor never covers its caption.
         canvas.rectangle(self.geometry.caption_box, fill=_CAPTION_BG)
         if event.caption is not None:
@@ -148,12 +158,7 @@ class FrameDrawer:
         caption of the script fits one line: large letters keep OCR reliable."""
         g = self.geometry
         texts = [c for _, _, c in self.script.captions] or ["x"]
-        size = max(10, round(0.085 * g.height))
-        while True:
-            font = ImageFont.load_default(size=size)
-            if size <= 10 or all(font.getlength(t) <= g.width - 12 for t in texts):
-                return font
-            size -= 1
+        return fit_font(texts, g.width - 12, max(10, round(0.085 * g.height)))
 
     def _draw_caption(self, canvas: ImageDraw.ImageDraw, text: str) -> None:
         g = self.geometry
@@ -194,7 +199,19 @@ def _pattern_mask(pattern: str, h: int, w: int, *, unit: int) -> np.ndarray:
     return np.zeros((h, w), dtype=bool)
 
 
-def _draw_actor(canvas: ImageDraw.ImageDraw, shape: str, rgb: RGB, pose: Pose, radius: float) -> None:
+def fit_font(texts: list[str], max_width: float,
+             size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The default font at the largest size up to ``size`` (not below 10 px) at which every one
+    of ``texts`` fits ``max_width`` on one line."""
+    while True:
+        font = ImageFont.load_default(size=size)
+        if size <= 10 or all(font.getlength(t) <= max_width for t in texts):
+            return font
+        size -= 1
+
+
+def draw_actor(canvas: ImageDraw.ImageDraw, shape: str, rgb: RGB, pose: Pose, radius: float) -> None:
+    """A coloured shape with an outline and an off-centre eye, at ``pose``."""
     r = radius * pose.scale
     outline = _OUTLINE_ON_DARK if sum(rgb) < 150 else _OUTLINE
     if shape == "circle":

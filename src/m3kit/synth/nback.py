@@ -8,9 +8,12 @@ abstract attribute, not on identical pixels. A trial's clips are all captioned (
 names both the scene and the action: text suffices) or all silent (the scene is only its look,
 the action only its motion: vision is needed).
 
-Answers are balanced by design: trials cycle through the four (scene match, action match)
-combinations, so each attribute is "yes" in half the trials, and a "no" on one attribute is
-then often a lure that matches on the other.
+Answers are balanced by design: the trials of each (evidence, N, K) cell take the four (scene
+match, action match) combinations in complementary pairs — (yes, no) then (no, yes), or (yes,
+yes) then (no, no) — so with an even number of trials per cell each attribute is "Yes" in exactly
+half of the cell's questions, for every N and every K: a model that always answers "No" (or
+"Yes") scores exactly 50 % in every row of an N or K breakdown, and a slope over N or K cannot
+come from the labels. A "no" on one attribute is then often a lure that matches on the other.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ __all__ = ["Attribute", "NBackClip", "NBackTrial", "clip_script", "design_trials
 
 Attribute = Literal["scene", "action"]
 _RECORD = ConfigDict(extra="forbid", frozen=True)
-_COMBOS = [(True, False), (False, True), (True, True), (False, False)]
+# (scene match, action match), in pairs whose answers are complementary on both attributes
+_COMPLEMENTARY_PAIRS = [((True, False), (False, True)), ((True, True), (False, False))]
 
 
 class NBackClip(BaseModel):
@@ -128,20 +132,25 @@ def design_trials(
     size: tuple[int, int] = (320, 240),
 ) -> list[NBackTrial]:
     """``trials`` trials for every (evidence, k, n) with n < k, ids ``nb-<evidence>-n<n>-k<k>-t<i>``.
-    Each evidence variant cycles through the four (scene match, action match) combinations."""
+    Each cell's trials cycle through the four (scene match, action match) combinations two
+    complementary ones at a time (seeded order), so an even ``trials`` balances Yes and No
+    exactly per attribute in every cell."""
     rng = random.Random(f"m3kit.synth.nback:{seed}")
-    combos = _COMBOS[:]
-    rng.shuffle(combos)
+    pairs = [list(p) for p in _COMPLEMENTARY_PAIRS]
+    rng.shuffle(pairs)
+    for p in pairs:
+        rng.shuffle(p)
+    combos = [c for p in pairs for c in p]
     out: list[NBackTrial] = []
     for ev in evidence:
-        turn = 0
+        cell = 0
         for k in k_values:
             for n in n_values:
                 if n >= k:
                     continue
                 for t in range(trials):
-                    scene_match, action_match = combos[turn % len(combos)]
-                    turn += 1
+                    # a cell starts at an even turn: its trials come in complementary pairs
+                    scene_match, action_match = combos[(2 * cell + t) % len(combos)]
                     trial_id = f"nb-{ev}-n{n}-k{k}-t{t}"
                     attrs = _attributes(n, k, scene_match, action_match, rng)
                     scripts: list[VideoScript] = []
@@ -158,6 +167,7 @@ def design_trials(
                         scripts.append(script)
                     clips = [NBackClip(script=s) for s in scripts]
                     out.append(NBackTrial(id=trial_id, n=n, k=k, evidence=ev, clips=clips))
+                cell += 1
     return out
 
 

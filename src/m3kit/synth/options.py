@@ -4,6 +4,13 @@ Every question draws its own random stream from its *item key* (the suite seed a
 question is about, not where it sits in the suite), so a question keeps its letters when other
 questions are added, and the same item asked under two conditions (no swap / swaps, proactive /
 retroactive) has the very same options in the same order.
+
+Where the correct option lands is not left to the shuffle: the items of one kind (a question
+type in one evidence variant) are numbered, and item ``i`` puts its answer at
+``gold_position(i, ...)``, which cycles through every letter in a seeded order. A suite's gold
+letters are then uniform by construction (exactly, for every whole cycle of items), so a model
+that always answers "A", or that breaks ties towards A, scores exactly chance and cannot pass for
+one that remembers.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from dataclasses import dataclass
 
 from m3kit.schema.question import Choice, ChoiceRole
 
-__all__ = ["LetteredOptions", "Option", "item_rng", "letter_options"]
+__all__ = ["LetteredOptions", "Option", "gold_position", "item_rng", "letter_options"]
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,24 @@ def item_rng(seed: int, *key: object) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def letter_options(options: Sequence[Option], rng: random.Random | None) -> LetteredOptions:
+def gold_position(slot: int, n_options: int, seed: int, *kind: object) -> int:
+    """The position (0 = A) of the correct option of the ``slot``-th item of a ``kind``: slots
+    ``0 .. n_options - 1`` take every position once, in an order drawn from ``seed`` and
+    ``kind``, and so on cyclically, so every position is the answer equally often over each
+    ``n_options`` consecutive slots."""
+    if n_options < 1 or slot < 0:
+        raise ValueError(f"need n_options >= 1 and slot >= 0, got {n_options}, {slot}")
+    order = list(range(n_options))
+    item_rng(seed, "gold-position", *kind).shuffle(order)
+    return order[slot % n_options]
+
+
+def letter_options(options: Sequence[Option], rng: random.Random | None,
+                   gold: int | None = None) -> LetteredOptions:
     """Letter ``options`` A, B, ... — shuffled by ``rng``, or in the given order when ``rng`` is
     None (fixed label sets such as Yes/No or Video 1/Video 2/Both/Neither). Exactly one option
-    must be correct."""
+    must be correct; ``gold`` (0 = A) moves it to that position, the others keeping their
+    (shuffled) order around it."""
     correct = [o for o in options if o.role == ChoiceRole.CORRECT]
     if len(correct) != 1:
         raise ValueError(f"exactly one option must be correct, got {len(correct)}")
@@ -56,6 +77,12 @@ def letter_options(options: Sequence[Option], rng: random.Random | None) -> Lett
     order = list(options)
     if rng is not None:
         rng.shuffle(order)
+    if gold is not None:
+        if not 0 <= gold < len(order):
+            raise ValueError(f"gold position {gold} outside 0..{len(order) - 1}")
+        right = next(o for o in order if o.role == ChoiceRole.CORRECT)
+        order.remove(right)
+        order.insert(gold, right)
     letters = string.ascii_uppercase[: len(order)]
     choices = [Choice(letter=ltr, text=o.text, role=o.role) for ltr, o in zip(letters, order)]
     answer = next(ltr for ltr, o in zip(letters, order) if o.role == ChoiceRole.CORRECT)

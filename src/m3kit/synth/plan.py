@@ -103,6 +103,8 @@ def suite_questions(pairs: list[SourcePair], trials: list[NBackTrial],
     ev = tuple(config.evidence)
     targets = tuple(config.storyline_targets)
     by_pair = {p.id: p for p in pairs}
+    # the pair's position numbers its items for the balanced gold letters
+    index = {p.id: i for i, p in enumerate(pairs)}
     by_trial = {t.id: t for t in trials}
     out: list[Question] = []
     for record in records.values():
@@ -113,15 +115,17 @@ def suite_questions(pairs: list[SourcePair], trials: list[NBackTrial],
             out += nback_questions(by_trial[spec.id], ctx, seed=seed, spans=spans)
             continue
         pair = by_pair[spec.pair or ""]
+        at = index[pair.id]
         if spec.paradigm in ("divided_attention", "interleaved"):
-            out += storyline_questions(pair, ctx, seed=seed, targets=targets, evidence=ev)
-            out += source_memory_questions(pair, ctx, seed=seed, evidence=ev,
+            out += storyline_questions(pair, ctx, seed=seed, targets=targets, evidence=ev,
+                                       index=at)
+            out += source_memory_questions(pair, ctx, seed=seed, evidence=ev, index=at,
                                            per_evidence=config.source_memory_questions)
         if spec.paradigm == "interleaved":
-            out += false_memory_questions(pair, ctx, seed=seed, evidence=ev,
+            out += false_memory_questions(pair, ctx, seed=seed, evidence=ev, index=at,
                                           per_evidence=config.false_memory_questions)
         if spec.paradigm == "interference":
-            out += interference_questions(pair, ctx, seed=seed, evidence=ev,
+            out += interference_questions(pair, ctx, seed=seed, evidence=ev, index=at,
                                           per_evidence=config.interference_questions)
     return out
 

@@ -11,6 +11,12 @@ Every kind comes in two *evidence* variants, recorded as ``metadata["evidence"]`
 - ``"visual"``: about silent beats, options naming colours and shapes that no caption ever names
   — only the pixels tell.
 
+Gold letters are balanced by construction (``m3kit.synth.options.gold_position``): each function
+takes ``index``, its pair's position in the suite, numbers its items of one kind (question type
+and evidence variant) across the pairs, and puts item ``i``'s answer at the ``i``-th position of
+a seeded cycle over the letters; Yes/No N-back answers are balanced by the trial design
+(``m3kit.synth.nback``).
+
 Metadata keys (every question): ``paradigm``, ``question_type``, ``condition``,
 ``target_video``, ``evidence``, ``memory_key`` (= ``probe``, the probe id: one memory per
 probe), ``probe``, ``pair``, ``item`` (the same for one question asked under several
@@ -28,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from m3kit.schema.media import VideoRef
 from m3kit.schema.question import ChoiceRole, Question
 from m3kit.synth.nback import Attribute, NBackTrial
-from m3kit.synth.options import LetteredOptions, Option, item_rng, letter_options
+from m3kit.synth.options import LetteredOptions, Option, gold_position, item_rng, letter_options
 from m3kit.synth.phrases import present, video_label
 from m3kit.synth.script import Event, Evidence, SourcePair, VideoScript
 from m3kit.synth.storyline import GRID_CELLS, Family, StorylineDesign, order_grid, substitution_grid
@@ -87,6 +93,7 @@ def storyline_questions(
     targets: tuple[Target, ...] = ("video1", "video2"),
     evidence: tuple[Evidence, ...] = ("text", "visual"),
     families: tuple[Family, ...] = ("source_confusion", "order_disruption", "content_forgetting"),
+    index: int = 0,
 ) -> list[Question]:
     """Source identification, order understanding and content retention: "which paragraph
     describes what happened in Video X?", four options on the 2×2 grid.
@@ -96,7 +103,7 @@ def storyline_questions(
     incorrect text of each slot).
     """
     out = []
-    for target in targets:
+    for t, target in enumerate(targets):
         script, other = pair.script(target), pair.other(target)
         for ev in evidence:
             for family in families:
@@ -111,7 +118,9 @@ def storyline_questions(
                            cell)
                     for cell in GRID_CELLS
                 ]
-                lettered = letter_options(options, rng)
+                slot = index * len(targets) + t
+                lettered = letter_options(
+                    options, rng, gold_position(slot, len(options), seed, family, ev))
                 stem = _storyline_stem(target, ev)
                 out.append(_question(
                     probe, item, qtype, target, ev, stem, lettered, seed,
@@ -186,14 +195,19 @@ def source_memory_questions(
     seed: int,
     per_evidence: int = 2,
     evidence: tuple[Evidence, ...] = ("text", "visual"),
+    index: int = 0,
 ) -> list[Question]:
     """"In which video does the following happen: the fox jumps in the kitchen?" — Video 1 /
     Video 2 (M3Eval's source memory: spatial in a split screen, temporal in an interleaving).
-    Targets alternate between the videos. Extra metadata: ``event`` (script id and beat)."""
+    The options keep the paper's order; the target video, so the answer's letter, follows
+    ``gold_position`` over the suite's items of each evidence variant. Extra metadata:
+    ``event`` (script id and beat)."""
     out = []
     for ev in evidence:
         for q in range(per_evidence):
-            target: Target = "video1" if q % 2 == 0 else "video2"
+            slot = index * per_evidence + q
+            target: Target = ("video1", "video2")[gold_position(slot, 2, seed, "source_memory",
+                                                               ev)]
             item = f"source_memory-{ev}-{q}"
             rng = item_rng(seed, pair.id, item)
             script = pair.script(target)
@@ -218,15 +232,20 @@ def false_memory_questions(
     seed: int,
     per_evidence: int = 1,
     evidence: tuple[Evidence, ...] = ("text", "visual"),
+    index: int = 0,
 ) -> list[Question]:
     """False memory discrimination: an event that fits the videos (a real character, a real
     scene, a real action) but happened in neither; options Video 1 / Video 2 / Both videos /
-    Neither video in that fixed order (as the paper writes them), answer "Neither video".
-    Extra metadata: ``lure_video`` (whose character the fake event borrows), ``fake_event``."""
+    Neither video, answer "Neither video". The paper writes them in that fixed order, so its
+    answer is always the last letter; here "Neither video" moves through the four positions
+    (``gold_position``; the other three keep their order), so a model that favours one letter
+    gains nothing. Extra metadata: ``lure_video`` (whose character the fake event borrows),
+    ``fake_event``."""
     out = []
     for ev in evidence:
         for q in range(per_evidence):
-            lure: Target = "video1" if q % 2 == 0 else "video2"
+            slot = index * per_evidence + q
+            lure: Target = "video1" if slot % 2 == 0 else "video2"
             item = f"false_memory-{ev}-{q}"
             rng = item_rng(seed, pair.id, item)
             script = pair.script(lure)
@@ -245,7 +264,9 @@ def false_memory_questions(
             ]
             out.append(_question(
                 probe, item, "false_memory_discrimination", "neither", ev, stem,
-                letter_options(options, None), seed, lure_video=lure,
+                letter_options(options, None,
+                               gold_position(slot, len(options), seed, "false_memory", ev)),
+                seed, lure_video=lure,
                 fake_event={"actor": event.actor, "action": action, "scene": event.scene},
             ))
     return out
@@ -262,6 +283,7 @@ def interference_questions(
     per_evidence: int = 2,
     target: Target = "video1",
     evidence: tuple[Evidence, ...] = ("text", "visual"),
+    index: int = 0,
 ) -> list[Question]:
     """A fine detail of one beat of the target video: one correct, two intrusion options from
     the competing video (first the detail of its beat with the same action, when it has one),
@@ -278,11 +300,13 @@ def interference_questions(
     for ev in evidence:
         chooser = item_rng(seed, pair.id, "interference", target, ev)
         channel = script.channel(ev)
-        for event in chooser.sample(channel, min(per_evidence, len(channel))):
+        for j, event in enumerate(chooser.sample(channel, min(per_evidence, len(channel)))):
             item = f"interference-{target}-{ev}-beat{event.index}"
             rng = item_rng(seed, pair.id, item)
             options = _interference_options(script, other, event, ev, rng)
-            lettered = letter_options(options, rng)
+            slot = index * per_evidence + j
+            lettered = letter_options(
+                options, rng, gold_position(slot, len(options), seed, "interference", target, ev))
             # Present tense, as captions narrate: the text variant's stem shares the caption's
             # verb form, so reading the captions is enough to find the beat.
             stem = (f"In {video_label(target)}, which character {present(event.action)}?"

@@ -79,7 +79,7 @@ class SuiteManifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[1] = SUITE_VERSION
+    version: Literal[2] = SUITE_VERSION
     config: SuiteConfig
     config_hash: str
     sources: list[SourceRecord]

@@ -26,7 +26,7 @@ from typing import Any
 
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from m3kit.models.backend import InspectBackend
+from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, InspectBackend
 
 CAPTION = {
     "main_storyline": "A cook prepares a meal at a kitchen counter, chopping and then frying.",
@@ -170,4 +170,7 @@ class Script:
 
 def scripted_backend(**kwargs: Any) -> tuple[InspectBackend, Script]:
     script = Script(**kwargs)
-    return InspectBackend(get_model("mockllm/model", custom_outputs=script)), script
+    # a killed run dies: its call is not tried again (the backend retries a failed call)
+    attempts = 1 if script.kill_at_question else DEFAULT_CALL_ATTEMPTS
+    return (InspectBackend(get_model("mockllm/model", custom_outputs=script),
+                           max_attempts=attempts), script)

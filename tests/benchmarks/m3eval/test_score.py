@@ -235,3 +235,15 @@ def test_cli_nothing_to_score_is_an_error(released_root: Path, tmp_path: Path,
     assert out.out == ""
     assert "none of the 1 predictions matches a question id" in out.err
     assert "Traceback" not in out.err
+
+
+def test_a_predictions_file_with_no_valid_line_exits_2(released_root: Path, tmp_path: Path,
+                                                       capsys) -> None:
+    """One rule across benchmarks: no valid line is an error (exit 2), not a table of wrong
+    answers."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('not json\n{"prediction": "A"}\n', encoding="utf-8")
+    assert main(["score", "m3eval", "--data", str(released_root), "--predictions", str(bad),
+                 "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "none of the 0 predictions matches" in out.err

@@ -177,6 +177,24 @@ def test_folder_of_personas_with_faults_reports_and_goes_on(tmp_path: Path) -> N
     assert "img_2.jpg" in str(missing.to_error())
 
 
+def test_a_followup_to_a_pdf_session_round_is_dropped_with_its_reason(tmp_path: Path) -> None:
+    """The release links some follow-ups to ``P<n>:<m>``, rounds of PDF sessions that
+    sessions.json never numbers: the link is dropped (the round kept) and the skip says so."""
+    folder = _make_persona(tmp_path, "Noa_Links", with_faults=False)
+    sessions = json.loads((folder / "sessions.json").read_text(encoding="utf-8"))
+    sessions[0]["dialogues"].append({"round": "D1:3", "user": "About that page again?",
+                                     "assistant": "Yes.", "is_followup": True,
+                                     "followup_of": "P1:2"})
+    (folder / "sessions.json").write_text(json.dumps(sessions), encoding="utf-8")
+    data = load_m3exam(folder)
+    rnd = data.conversations["Noa_Links"].round("D1:3")
+    assert rnd.followup_of is None and rnd.is_followup
+    (skip,) = [s for s in data.skipped if s.field == "followup_of"]
+    assert skip.record == "D1:3"
+    assert skip.reason == ("follow-up link to 'P1:2' dropped: names a PDF-session round "
+                           "(P<n>:<m>), which sessions.json does not number")
+
+
 def test_unusable_folder_raises_typed_error(tmp_path: Path) -> None:
     with pytest.raises(M3kitError, match="not an M3Exam persona folder"):
         load_m3exam(tmp_path)

@@ -85,7 +85,8 @@ def test_locomo_fixture_loads(tmp_path: Path) -> None:
     assert painting.text == "Look at my painting."
     assert painting.attachments[0].media == ImageRef(path="https://example.org/lake.jpg")
     assert painting.attachments[0].description == "a painting of a lake at sunrise"
-    assert painting.attachments[0].id == "D1:2/img_1"
+    # The attachment's own name: memories prefix the round (``D1:2/img_1``), once.
+    assert painting.attachments[0].id == "img_1"
     # A caption with no link joins the text, as the released evaluation code renders it.
     dog = conv.round("D1:3")
     assert dog.attachments == []
@@ -118,6 +119,7 @@ def test_locomo_fixture_loads(tmp_path: Path) -> None:
         ("conv-1/3", "answer"),
         ("conv-1/4", "evidence"),
         ("conv-2", "conversation"),
+        (None, "img_url"),  # the web links, reported once for the file
     }
     evidence = [s.reason for s in data.skipped if s.record == "conv-1/4"]
     assert "'D'" in evidence[0] and "D9:9" in evidence[1]
@@ -157,7 +159,74 @@ def test_adversarial_items_score_by_the_released_rule(tmp_path: Path) -> None:
         PredictionRecord(id="conv-1/2", prediction="not mentioned", judge=0.0),
     ])  # fmt: skip
     assert result.per_type["5"]["llm_judge"] == 1.0
-    # TOTAL LLM-J over both items: (0.5 + 1) / 2 = 0.75; EM (1 + 1) / 2 = 1; F1, BLEU-1 1.
-    # Overall = 0.5 * 0.75 + (1 + 1 + 1) / 6 = 0.875.
-    assert result.total["llm_judge"] == 0.75
-    assert result.total["overall"] == pytest.approx(0.875)
+    # The other three questions (categories 1, 2, 3) have no prediction: counted wrong, 0 on
+    # every metric, LLM-J 0 as judge scores are in play. TOTAL over the five:
+    # LLM-J (0.5 + 1 + 0 + 0 + 0) / 5 = 0.3; EM, F1, BLEU-1 (1 + 1 + 0 + 0 + 0) / 5 = 0.4.
+    # Overall = 0.5 * 0.3 + (0.4 + 0.4 + 0.4) / 6 = 0.35.
+    assert result.n_missing == 3
+    assert result.total["llm_judge"] == pytest.approx(0.3)
+    assert result.total["em"] == pytest.approx(0.4)
+    assert result.total["overall"] == pytest.approx(0.35)
+
+
+def _jpeg_data_uri(colour: tuple[int, int, int]) -> str:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 6), colour).save(buffer, format="JPEG")
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def locomo_with_images(tmp_path: Path) -> Path:
+    """Released ``img_url`` shapes: web links (two turns), an inline JPEG (``conv-42`` D5:6
+    and ``conv-44`` D19:28 of the released file ship such), a malformed inline image."""
+    turns = [
+        {"speaker": "Ann", "dia_id": "D1:1", "text": "My painting!",
+         "img_url": ["https://example.invalid/lake.jpg"], "blip_caption": "a painting of a lake"},
+        {"speaker": "Bo", "dia_id": "D1:2", "text": "My turtles.",
+         "img_url": [_jpeg_data_uri((20, 120, 40))],
+         "blip_caption": "a photography of three turtles sitting on rocks in a pond"},
+        {"speaker": "Ann", "dia_id": "D1:3", "text": "And my dogs.",
+         "img_url": ["data:image/jpeg;base64,////not-an-image"],
+         "blip_caption": "three dogs on a couch"},
+        {"speaker": "Bo", "dia_id": "D1:4", "text": "Two more photos.",
+         "img_url": ["http://example.invalid/a.jpg", "https://example.invalid/b.jpg"],
+         "blip_caption": "a beach at dusk"},
+    ]
+    qa = [{"question": "What animals does Bo keep?", "answer": "turtles", "evidence": ["D1:2"],
+           "category": 4},
+          {"question": "What did Ann paint?", "answer": "a lake", "evidence": ["D1:1"],
+           "category": 4}]
+    path = tmp_path / "locomo10.json"
+    conversation = {"speaker_a": "Ann", "speaker_b": "Bo",
+                    "session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": turns}
+    path.write_text(json.dumps([{"sample_id": "conv-1", "conversation": conversation,
+                                 "qa": qa}]), encoding="utf-8")
+    return path
+
+
+def test_web_inline_and_malformed_images(tmp_path: Path) -> None:
+    from m3kit.memory.events import conversation_events
+
+    data = load_locomo(locomo_with_images(tmp_path))
+    conv = data.conversations["conv-1"]
+    web, inline, malformed, pair = (conv.round(f"D1:{n}") for n in range(1, 5))
+    assert web.attachments[0].media.remote and not web.attachments[0].media.inline
+    assert inline.attachments[0].media.inline
+    assert inline.attachments[0].description.startswith("a photography of three turtles")
+    # A malformed inline image is a named skip; the turn keeps its caption in its text.
+    assert malformed.attachments == []
+    assert malformed.text == "And my dogs. [shares three dogs on a couch]"
+    assert [a.id for a in pair.attachments] == ["img_1", "img_2"]
+    bad = [s for s in data.skipped if s.record == "conv-1 D1:3"]
+    assert len(bad) == 1 and bad[0].field == "img_url"
+    assert bad[0].reason.startswith("inline image skipped: ")
+    # The web links are reported once for the whole file, with their count.
+    (note,) = [s for s in data.skipped if s.record is None]
+    assert note.field == "img_url" and note.reason.startswith("3 shared images are web links")
+    # Memory item ids carry the round once.
+    ids = [e.id for e in conversation_events(conv) if e.kind == "image"]
+    assert ids == ["D1:1/img_1", "D1:2/img_1", "D1:4/img_1", "D1:4/img_2"]

@@ -103,8 +103,10 @@ def test_locomo_local_image_paths_stay_in_the_file_folder(tmp_path: Path, url: s
     assert [a.media.path for a in turn.attachments] == [
         "https://example.org/a.jpg", str((data / "images" / "ok.png").resolve())]
     named = [(s.record, s.field) for s in loaded.skipped]
+    # the web link is no skip: one notice for the file says it stays a caption-only attachment
     assert named == [("conv-9 D1:1", "img_url"), ("conv-9/0", "answer"),
-                     ("conv-9/1", "evidence")]
+                     ("conv-9/1", "evidence"), (None, "img_url")]
+    assert "1 shared images are web links" in loaded.skipped[-1].reason
     assert loaded.skipped[0].reason.startswith("image skipped: ")
     assert "is not text or a number" in loaded.skipped[1].reason
     assert [q.id for q in loaded.questions] == ["conv-9/1"]

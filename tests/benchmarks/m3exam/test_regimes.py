@@ -211,6 +211,24 @@ def test_full_evicts_oldest_rounds_first() -> None:
                                                token_budget=41)).rounds == 1
 
 
+def test_full_never_estimates_over_its_budget() -> None:
+    """A window that starts inside a session still opens with that session's header: the header
+    is charged with the first round the FIFO walk keeps of the session, not with the session's
+    opening round, which may be evicted."""
+    conv = _tiny()
+    q = Question(id="c/0", benchmark="m3exam", text="?", answer="x")
+    # S2:2 alone shows "Session S2:" (12) and its round (17): 29 tokens, not 17.
+    for budget in (17, 28):
+        assert build_context(q, conv, parse_regime("full", tokens_per_char=1.0,
+                                                   token_budget=budget)).rounds == 0
+    alone = build_context(q, conv, parse_regime("full", tokens_per_char=1.0, token_budget=29))
+    assert (alone.rounds, alone.estimated_tokens, alone.blocks[0]) == (1, 29, "Session S2:")
+    for budget in range(90):
+        context = build_context(q, conv, parse_regime("full", tokens_per_char=1.0,
+                                                      token_budget=budget))
+        assert context.estimated_tokens <= budget
+
+
 def test_full_charges_images_at_the_per_image_cost(persona: Path) -> None:
     data = load_m3exam(persona)
     conv = data.conversations["Pat_Tester"]

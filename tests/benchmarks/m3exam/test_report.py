@@ -49,7 +49,7 @@ def test_summary_by_hand() -> None:
              seconds=2.0),
         _row(3, "fj", 0.0, prompt_tokens=400, index_seconds=3.0, seconds=2.0),
     ]
-    summary = summarize("sys", rows)
+    summary = summarize("sys", rows, wall_seconds=3.0)
     # ss: EM (1 + 0.5)/2 = 0.75; F1 (1 + 0.4)/2 = 0.7; BLEU-1 (0.8 + 0.2)/2 = 0.5; J 0.75.
     assert summary.per_type["ss"] == {"count": 2, "em": 0.75, "f1": pytest.approx(0.7),
                                       "bleu1": 0.5, "llm_judge": 0.75}
@@ -60,10 +60,14 @@ def test_summary_by_hand() -> None:
     # Overall = 0.5 * 0.75 + (0.625 + 0.7 + 0.5)/6 = 0.375 + 0.304167 = 0.679167.
     assert summary.total["overall"] == pytest.approx(0.375 + 1.825 / 6)
     # Costs: tokens (100+300+200+400)/4 = 250; images 6/4 = 1.5; 2 of 4 escalated = 0.5;
-    # one memory key built once in 3 s (not 4 x 3 s); seconds (1+3+2+2)/4 = 2.
+    # one memory key built once in 3 s (not 4 x 3 s); time per question: the run's 3 s of wall
+    # clock over 4 questions = 0.75 s (they ran at once); one question's own time, start to
+    # answer, (1+3+2+2)/4 = 2 s.
     assert summary.cost["prompt_tokens"] == 250 and summary.cost["images"] == 1.5
     assert summary.cost["escalation_rate"] == 0.5 and summary.cost["index_seconds"] == 3.0
-    assert summary.cost["seconds_per_question"] == 2.0
+    assert summary.cost["seconds_per_question"] == 0.75
+    assert summary.cost["latency_seconds"] == 2.0
+    assert summarize("sys", rows).cost["seconds_per_question"] is None  # no wall time known
 
 
 def test_judged_system_gets_judge_and_overall_rows() -> None:

@@ -61,26 +61,28 @@ def test_per_type_total_and_overall_hand_computed(data: M3ExamData) -> None:
     # p/2 fj: letter C -> EM 1 (no F1/BLEU/judge)
     # p/3 fm image: names the hard negative img_61 -> EM 0
     # p/4 fm text: EM 1, soft scores kept out of TOTAL
+    # p/5 ss: no prediction -> counted wrong: EM 0, F1 0, BLEU-1 0, judge 0 (a judge is in play)
     per_type = result.per_type
     assert list(per_type) == ["ss", "tr", "fm", "fj"]  # the paper's type order
     assert per_type["ss"] == pytest.approx(
-        {"count": 1, "em": 0.5, "f1": 0.4, "bleu1": 0.5 * e, "llm_judge": 0.5}
+        {"count": 2, "em": 0.25, "f1": 0.2, "bleu1": 0.25 * e, "llm_judge": 0.25}
     )
     assert per_type["fm"] == {"count": 2, "em": 0.5}  # (0 + 1) / 2
     assert per_type["fj"] == {"count": 1, "em": 1.0}
     total = result.total
-    # EM over all 5 scored: (0.5 + 1 + 1 + 0 + 1) / 5 = 0.7
-    # F1 over ss+tr: (0.4 + 1) / 2 = 0.7; BLEU-1: (0.5e + 1) / 2; LLM-J: (0.5 + 1) / 2 = 0.75
-    bleu = (0.5 * e + 1) / 2
-    assert total["count"] == 5
-    assert total["em"] == pytest.approx(0.7)
-    assert total["f1"] == pytest.approx(0.7)
+    # EM over all 6: (0.5 + 1 + 1 + 0 + 1 + 0) / 6 = 0.58333
+    # F1 over ss+tr: (0.4 + 1 + 0) / 3 = 0.46667; BLEU-1: (0.5e + 1 + 0) / 3;
+    # LLM-J: (0.5 + 1 + 0) / 3 = 0.5
+    bleu = (0.5 * e + 1) / 3
+    assert total["count"] == 6
+    assert total["em"] == pytest.approx(3.5 / 6)
+    assert total["f1"] == pytest.approx(1.4 / 3)
     assert total["bleu1"] == pytest.approx(bleu)
-    assert total["llm_judge"] == pytest.approx(0.75)
-    # Overall = 0.5 * 0.75 + (0.7 + 0.7 + bleu) / 6 = 0.375 + (1.4 + 0.65163) / 6 ~ 0.71694
-    assert total["overall"] == pytest.approx(0.375 + (1.4 + bleu) / 6)
-    assert total["overall"] == pytest.approx(0.716939, abs=1e-6)
-    assert result.missing == 1  # p/5
+    assert total["llm_judge"] == pytest.approx(0.5)
+    # Overall = 0.5 * 0.5 + (0.58333 + 0.46667 + 0.43442) / 6 = 0.25 + 1.48442 / 6 ~ 0.49740
+    assert total["overall"] == pytest.approx(0.25 + (3.5 / 6 + 1.4 / 3 + bleu) / 6)
+    assert total["overall"] == pytest.approx(0.497404, abs=1e-6)
+    assert result.n_missing == 1  # p/5, counted wrong
     # the unknown id is counted and named, not scored
     assert (result.n_unmatched_predictions, result.unmatched_ids) == (1, ["p/99"])
     assert result.skipped == [] and result.n_skipped_records == 0
@@ -89,15 +91,16 @@ def test_per_type_total_and_overall_hand_computed(data: M3ExamData) -> None:
 def test_fj_whole_answer_by_default_and_letter_on_request(data: M3ExamData) -> None:
     preds = {"p/0": "Medial Saphenous Vein", "p/2": "The answer is C"}
     exact = score_outputs(data, preds)
-    # the paper's rule: "the answer is c" is not the letter "c" -> fj EM 0; EM (1 + 0) / 2
+    # the paper's rule: "the answer is c" is not the letter "c" -> fj EM 0; EM (1 + 0) over
+    # all 6 questions, the 4 without a prediction counted wrong
     assert exact.fj_rule == "exact"
     assert exact.per_type["fj"] == {"count": 1, "em": 0.0}
-    assert exact.total["em"] == pytest.approx(0.5)
+    assert exact.total["em"] == pytest.approx(1 / 6)
     letter = score_outputs(data, preds, fj_rule="letter")
-    # m3kit's addition: the stated letter C -> fj EM 1; EM (1 + 1) / 2; other types unchanged
+    # m3kit's addition: the stated letter C -> fj EM 1; EM (1 + 1) / 6; other types unchanged
     assert letter.fj_rule == "letter"
     assert letter.per_type["fj"] == {"count": 1, "em": 1.0}
-    assert letter.total["em"] == pytest.approx(1.0)
+    assert letter.total["em"] == pytest.approx(2 / 6)
     assert letter.per_type["ss"] == exact.per_type["ss"]
 
 
@@ -116,9 +119,10 @@ def test_overall_formula() -> None:
 
 def test_without_judge_scores_overall_is_none(data: M3ExamData) -> None:
     result = score_outputs(data, {"p/0": "Medial Saphenous Vein", "p/2": "B"})
+    # no judge in play: the missing questions get no judge score either
     assert result.total["llm_judge"] is None and result.total["overall"] is None
-    assert result.total["em"] == pytest.approx(0.5)  # (1 + 0) / 2
-    assert result.missing == 4
+    assert result.total["em"] == pytest.approx(1 / 6)  # (1 + 0 + 4 missing × 0) / 6
+    assert result.n_missing == 4
 
 
 def test_real_persona_gold_predictions(m3exam_persona: Path) -> None:
@@ -176,7 +180,22 @@ def test_missing_judge_scores_are_computed(data: M3ExamData, judge_server: Scrip
         PredictionRecord(id="p/4", prediction="otoscope"),  # fm text: judged, not in TOTAL
     ]
     result = score_outputs(data, preds, judge_model="openai-api/scoresrv/judge")
+    # p/5 has no prediction: the judge is not asked, it scores 0 (counted wrong)
     assert sorted(judge_server.answered_keys()) == ["Cephalic vein", "otoscope"]
-    assert result.per_type["ss"]["llm_judge"] == 0.25
-    assert result.total["llm_judge"] == pytest.approx((0.25 + 1.0) / 2)
+    assert result.per_type["ss"]["llm_judge"] == pytest.approx((0.25 + 0.0) / 2)
+    assert result.total["llm_judge"] == pytest.approx((0.25 + 1.0 + 0.0) / 3)
+    assert result.n_missing == 1
     assert "judge_failures" not in result
+
+
+def test_a_predictions_file_with_no_valid_line_exits_2(m3exam_persona: Path, tmp_path: Path,
+                                                       capsys) -> None:
+    """One rule across benchmarks: no valid line is an error (exit 2), not 358 wrong answers."""
+    from m3kit.cli.main import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('not json\n{"prediction": "x"}\n', encoding="utf-8")
+    assert main(["score", "m3exam", "--data", str(m3exam_persona), "--predictions", str(bad),
+                 "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "none of the 0 predictions matches" in out.err

@@ -292,12 +292,32 @@ def test_locomo_task_text_regime(tmp_path: Path) -> None:
     message = json.dumps(sample.messages[0].model_dump(mode="json"))
     assert "a photo of a cat" in message and "example.invalid" not in message
     assert read_record(sample.metadata).failure is None
-    # Multimodal LoCoMo: the remote image is refused with a typed media error, not fetched.
+    # Multimodal LoCoMo: the web image is never fetched; it is a caption-only attachment, as
+    # in the text regime, and no sample fails.
     log = run_eval("locomo", "m3kit/builtin", model_args=NO_OCR,
                    task_args={"data": str(path), "regime": "oracle", "types": "1"},
                    log_dir=tmp_path / "logs")
-    failure = read_record(log.samples[0].metadata).failure
-    assert failure.startswith("context: MediaError") and "offline" in failure
+    (sample,) = log.samples
+    message = json.dumps(sample.messages[0].model_dump(mode="json"))
+    assert "a photo of a cat" in message and "example.invalid" not in message
+    assert read_record(sample.metadata).failure is None
+    assert sample.metadata[M3EXAM_KEY]["images"] == 0
+
+
+@pytest.mark.parametrize("memory", ["context", "rag", "hierarchical", "proctor"])
+def test_locomo_web_and_inline_images_through_every_memory(memory: str, tmp_path: Path
+                                                           ) -> None:
+    """Every memory with its default configuration (OCR on where it has it) answers every
+    LoCoMo question: web images are caption-only, inline images are decoded."""
+    from .test_locomo import locomo_with_images
+
+    log = run_eval("locomo", "m3kit/builtin", memory=memory, model_args=NO_OCR,
+                   task_args={"data": str(locomo_with_images(tmp_path))},
+                   log_dir=tmp_path / "logs")
+    assert log.status == "success", log.error
+    assert len(log.samples) == 2
+    for sample in log.samples:
+        assert read_record(sample.metadata).failure is None, sample.id
 
 
 class _QueryLog(Memory):
@@ -385,3 +405,14 @@ def test_a_question_without_supporting_facts_is_skipped_under_oracle_only(
     assert log.eval.metadata[SKIPPED_KEY] == [(
         f"{where}no supporting_facts: oracle regimes and evidence recall have no round for it "
         "(question kept)")]
+
+
+def test_locomo_types_take_category_numbers() -> None:
+    """``-T types=3`` reaches the task as the number 3: a LoCoMo category, not a type error."""
+    from m3kit.benchmarks.m3exam.locomo import LOCOMO_TYPES
+    from m3kit.benchmarks.m3exam.task import _types, locomo
+    from m3kit.harness.taskargs import check_args
+
+    for value in (3, "3", "1,2", [1, "2"]):
+        check_args("locomo", locomo, {"types": value}, {})
+    assert _types(3, LOCOMO_TYPES) == {"3"} and _types([1, "2"], LOCOMO_TYPES) == {"1", "2"}

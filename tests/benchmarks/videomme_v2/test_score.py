@@ -225,3 +225,15 @@ def test_cli_repeated_ids_keep_the_first_and_are_named(tmp_path: Path, capsys) -
     err = capsys.readouterr().err
     assert (f"m3kit: skipped: {predictions}: record 2 (id 001-1): field 'id': id '001-1' "
             "given again") in err
+
+
+def test_a_predictions_file_with_no_valid_line_exits_2(tmp_path: Path, capsys) -> None:
+    """One rule across benchmarks: a file none of whose lines is a valid prediction is an
+    error, never a table of failed extractions."""
+    write_table(tmp_path / "test.parquet", rows())
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('not json\n{"prediction": "A"}\n', encoding="utf-8")
+    assert main(["score", "videomme-v2", "--data", str(tmp_path), "--predictions",
+                 str(bad), "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "none of the 0 predictions matches" in out.err

@@ -1,5 +1,5 @@
-"""M3Eval's paper tables and figures from scores: Tables 1–3 and Figures 8–11; and the
-quickstart's tables of answered questions.
+"""M3Eval's paper tables and figures from scores: Tables 1–3 and Figures 8–11 (the quickstart's
+tables of answered questions are ``m3kit.benchmarks.m3eval.answer_tables``).
 
 Input is one score dict per system in the shape of ``m3kit.benchmarks.m3eval.score``'s card
 (``M3EvalScores.model_dump()``, what ``m3kit score m3eval --json`` prints; values in percent),
@@ -22,12 +22,11 @@ plotted numbers are also written beside its PNG as JSON (``fig*.json``), and ret
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.m3eval.score import (
     RANDOM_ACCURACY,
@@ -35,16 +34,12 @@ from m3kit.benchmarks.m3eval.score import (
     RANDOM_INTRUSION_RATE,
     STORYLINE,
 )
-from m3kit.metrics import ScoredAnswer, accuracy, intrusion_rate
-from m3kit.schema import Usage
 from m3kit.schema.evallog import BLIND_KEY, MEMORY_NAME_KEY, LoggedRun
 from m3kit.schema.report import DeltaCell, ReportSection, Table
 
 __all__ = [
     "BENCHMARK",
-    "CHANCE",
     "FigureData",
-    "SampleRow",
     "Series",
     "draw_figure",
     "figure8_data",
@@ -52,9 +47,7 @@ __all__ = [
     "figure10_data",
     "figure11_data",
     "m3eval_sections",
-    "m3eval_tables",
     "ordered_systems",
-    "rows_from_run",
     "run_system",
     "scores_from_runs",
     "sections",
@@ -496,11 +489,12 @@ def m3eval_sections(scores_by_system: Mapping[str, Mapping[str, Any]], out_dir: 
 
 
 def run_system(run: LoggedRun) -> str:
-    """The system a run belongs to (``system_label`` of its model, memory and blind flag); runs
-    of one system are pooled into one (``m3kit.report.pooling``)."""
+    """The system a run belongs to (``system_label`` of its model, memory and blind flag, then
+    the settings that set it apart from runs beside it: ``LoggedRun.labelled``); runs of one
+    system are pooled into one (``m3kit.report.pooling``)."""
     memory = run.metadata.get(MEMORY_NAME_KEY) or run.task_args.get("memory")
-    return system_label(run.model, str(memory) if memory else None,
-                        bool(run.metadata.get(BLIND_KEY)))
+    return run.labelled(system_label(run.model, str(memory) if memory else None,
+                                     bool(run.metadata.get(BLIND_KEY))))
 
 
 def scores_from_runs(runs: Sequence[LoggedRun]) -> dict[str, dict[str, Any]]:
@@ -539,142 +533,3 @@ def interval_sections(runs: Sequence[LoggedRun]) -> list[ReportSection]:
         return []
     return [ReportSection(benchmark=BENCHMARK, title="M3Eval · Confidence intervals",
                           tables=[table])]
-
-
-# -- the quickstart's tables: one row per answered question ------------------------------------
-
-# Chance level (percent) of a question type: M3Eval's questions have four options; N-back is
-# Yes/No and source memory asks Video 1 or Video 2.
-CHANCE: dict[str, float] = {"nback": 50.0, "source_memory": 50.0}
-DEFAULT_CHANCE: dict[str, float] = 25.0
-
-
-def chance(question_type: object) -> float:
-    return CHANCE.get(str(question_type), DEFAULT_CHANCE)
-
-
-class SampleRow(BaseModel):
-    """A scored answer, the system that gave it (model, memory) and what it cost."""
-
-    model_config = ConfigDict(frozen=True)
-
-    answer: ScoredAnswer
-    model: str
-    memory: str = "none"
-    usage: Usage = Field(default_factory=Usage)
-
-    @property
-    def system(self) -> str:
-        return self.model if self.memory in ("", "none") else f"{self.model} + {self.memory}"
-
-    def label(self, key: str) -> Any:
-        return self.answer.groups.get(key)
-
-
-def rows_from_run(run: LoggedRun) -> list[SampleRow]:
-    """The rows of one run: each sample's answer, the run's model and memory, its cost."""
-    from m3kit.benchmarks.m3eval.score import sample_results
-
-    memory = str(run.task_args.get("memory") or "none")
-    return [SampleRow(answer=result.answer, model=run.model, memory=memory, usage=result.usage)
-            for result in sample_results(run.samples)]
-
-
-def percent(rows: Sequence[SampleRow], rate: Callable = accuracy) -> float | None:
-    """``rate`` of the rows' answers in percent; None for no rows."""
-    return 100.0 * rate([r.answer for r in rows]) if rows else None
-
-
-def _group(rows: Iterable[SampleRow],
-           key: Callable[[SampleRow], tuple]) -> dict[tuple, list[SampleRow]]:
-    groups: dict[tuple, list[SampleRow]] = defaultdict(list)
-    for row in rows:
-        groups[key(row)].append(row)
-    return dict(sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])))
-
-
-def _count(rows: Sequence[SampleRow], status: str) -> int:
-    return sum(r.answer.status == status for r in rows)
-
-
-def accuracy_table(rows: Sequence[SampleRow], title: str = "Accuracy by paradigm") -> Table:
-    """Per system × paradigm × question type: accuracy overall, where on-screen text carries the
-    answer, where only the pixels do; chance; invalid and failed counts."""
-    out = []
-    for (system, paradigm, qtype), cell in _group(
-        rows, lambda r: (r.system, r.label("paradigm"), r.label("question_type"))
-    ).items():
-        out.append([
-            system, paradigm, qtype, len(cell), percent(cell),
-            chance(qtype),
-            percent([r for r in cell if r.label("evidence") == "text"]),
-            percent([r for r in cell if r.label("evidence") == "visual"]),
-            _count(cell, "invalid"), _count(cell, "failed"),
-        ])
-    return Table(
-        title=title,
-        columns=["system", "paradigm", "question type", "n", "acc %", "chance %",
-                 "acc % (text on screen)", "acc % (visual only)", "invalid", "failed"],
-        rows=out,
-    )
-
-
-def interference_table(rows: Sequence[SampleRow]) -> Table:
-    """Memory interference per system × condition: accuracy and intrusion rate."""
-    relevant = [r for r in rows if r.label("paradigm") == "interference"]
-    out = [
-        [system, condition, len(cell), percent(cell), percent(cell, intrusion_rate)]
-        for (system, condition), cell in _group(
-            relevant, lambda r: (r.system, r.label("condition"))
-        ).items()
-    ]
-    return Table(title="Memory interference", columns=["system", "condition", "n", "acc %",
-                                                        "intrusion %"], rows=out)
-
-
-def nback_table(rows: Sequence[SampleRow]) -> Table:
-    """N-back accuracy per system by lag N and by sequence length K."""
-    relevant = [r for r in rows if r.label("paradigm") == "nback"]
-    out = []
-    for (system,), cell in _group(relevant, lambda r: (r.system,)).items():
-        for (n,), sub in _group(cell, lambda r: (r.label("n"),)).items():
-            out.append([system, f"N={n}", len(sub), percent(sub)])
-        for (k,), sub in _group(cell, lambda r: (r.label("k"),)).items():
-            out.append([system, f"K={k}", len(sub), percent(sub)])
-    return Table(title="N-back (chance 50 %)", columns=["system", "knob", "n", "acc %"], rows=out)
-
-
-def cost_table(rows: Sequence[SampleRow]) -> Table:
-    """Mean cost per answer for each system: tokens, images, escalations; index build time is
-    per memory key, so the largest is shown, not a sum over the questions that share it."""
-    out = []
-    for (system,), cell in _group(rows, lambda r: (r.system,)).items():
-        n = len(cell)
-        out.append([
-            system, n, sum(r.usage.prompt_tokens for r in cell) / n,
-            sum(r.usage.completion_tokens for r in cell) / n,
-            sum(r.usage.images_sent for r in cell) / n,
-            sum(r.usage.raw_media_escalations for r in cell) / n,
-            max(r.usage.index_build_seconds for r in cell),
-        ])
-    return Table(title="Cost per answer", columns=["system", "n", "prompt tokens",
-                                                    "completion tokens", "images",
-                                                    "escalations", "max index build s"],
-                 rows=out)
-
-
-def evidence_table(rows: Sequence[SampleRow]) -> Table:
-    """The headline: per system, accuracy where on-screen text carries the answer and where only
-    the pixels do, each beside the chance level of the same questions."""
-    out = []
-    for (system, evidence), cell in _group(rows, lambda r: (r.system, r.label("evidence"))).items():
-        expected = sum(chance(r.label("question_type")) for r in cell) / len(cell)
-        out.append([system, evidence, len(cell), percent(cell), expected])
-    return Table(title="Accuracy by evidence", columns=["system", "evidence", "n", "acc %",
-                                                         "chance %"], rows=out)
-
-
-def m3eval_tables(rows: Sequence[SampleRow]) -> list[Table]:
-    """The quickstart's tables, in reading order."""
-    return [evidence_table(rows), accuracy_table(rows), interference_table(rows),
-            nback_table(rows), cost_table(rows)]

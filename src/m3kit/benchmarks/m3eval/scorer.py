@@ -65,6 +65,10 @@ class M3EvalItem(ScoreItem):
     # resample; None in a log scored before it was recorded (the sample's question says it)
     source: str | None = None
 
+    def parsed_answer(self) -> str | None:
+        """The option letter read from the reply (``None`` when none was stated)."""
+        return self.letter
+
 
 def group_labels(question: Question) -> dict[str, Any]:
     """The question's group labels (``GROUP_KEYS`` of its metadata, and its type)."""

@@ -58,7 +58,7 @@ BENCHMARK = Benchmark(
     headline_format=".4f",
     summary_intervals={"em": "EM", "f1": "F1", "bleu1": "BLEU-1", "llm_judge": "LLM-J",
                        "overall": "Overall"},
-    summary_scale=100.0,
+    summary_format=".4f",
     data_files=Ref(f"{_HERE}.load:data_files"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),
     ranges={

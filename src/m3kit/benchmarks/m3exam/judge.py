@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 OVERALL = "overall"  # the agreement table's column over every item
 NO_GROUP = "(no group)"  # its column for the items without a group, beside named groups
+# why a verdict whose call succeeded is unparsed (the paper scores it 0)
+JUDGE_NO_LEVEL = "judge reply states no rubric level (scored 0)"
 __all__ = [
+    "JUDGE_NO_LEVEL",
     "NO_GROUP",
     "OVERALL",
     "HumanLabel",
@@ -57,6 +60,13 @@ class JudgeVerdict(BaseModel):
     reply: str
     error: str | None = None
 
+    def failure(self) -> str:
+        """Why the verdict is unparsed, on one line (the call's error, else the missing
+        level); for a parsed verdict, empty."""
+        if self.parsed:
+            return ""
+        return self.error or JUDGE_NO_LEVEL
+
 
 def _resolve(model: str | Model, model_args: Mapping[str, Any] | None) -> Model:
     from inspect_ai.model import Model, get_model
@@ -74,8 +84,10 @@ async def judge_answers_async(
     cache: bool = True,
     max_concurrency: int = 8,
     max_retries: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[JudgeVerdict]:
-    """Judge every request (in order), at most ``max_concurrency`` calls at a time.
+    """Judge every request (in order), at most ``max_concurrency`` calls at a time;
+    ``progress(done, total)`` after each verdict.
 
     A call that fails (the backend is down, refuses) after inspect's retries
     (``max_retries``; inspect's default when ``None``) gives an unparsed verdict naming the
@@ -108,7 +120,17 @@ async def judge_answers_async(
             reply=reply,
         )  # fmt: skip
 
-    return list(await asyncio.gather(*(one(r) for r in requests)))
+    done = 0
+
+    async def counted(req: JudgeRequest) -> JudgeVerdict:
+        nonlocal done
+        verdict = await one(req)
+        done += 1
+        if progress is not None:
+            progress(done, len(requests))
+        return verdict
+
+    return list(await asyncio.gather(*(counted(r) for r in requests)))
 
 
 class JudgeOptions(TypedDict, total=False):
@@ -118,6 +140,7 @@ class JudgeOptions(TypedDict, total=False):
     cache: bool
     max_concurrency: int
     max_retries: int | None
+    progress: Callable[[int, int], None] | None
 
 
 def judge_answers(

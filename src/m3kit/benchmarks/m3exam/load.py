@@ -52,6 +52,8 @@ _QUESTIONS = "question.json"
 # A round id as released: "D<session>:<round>". LoCoMo's file also carries "D:11:26" (a stray
 # colon) and "D30:05" (a leading zero); both name a real turn and are read as "D11:26", "D30:5".
 _ROUND_ID = re.compile(r"^D:?(\d+):(\d+)$")
+# A round of one of the release's PDF sessions, as follow-up links name it: "P<n>:<m>".
+_PDF_SESSION_ROUND = re.compile(r"^P\d+:\d+$")
 
 
 class M3ExamData(BaseModel):
@@ -387,10 +389,16 @@ def _load_round(
     followup_of = str(followup_of) if followup_of not in (None, "", False) else None
     if followup_of is not None and followup_of not in earlier:
         # The schema requires a follow-up to point back; a dangling link is dropped, the
-        # round is kept.
+        # round is kept. Links of the form ``P<n>:<m>`` name rounds of the release's PDF
+        # sessions, yet no round of ``sessions.json`` carries such an id and the release does
+        # not say which session ``P<n>`` is (Alex_Veterinarian has no PDF session and no
+        # follow-up link to compare with): mapping them would be a guess, so they are dropped
+        # too, with that reason.
+        why = ("names a PDF-session round (P<n>:<m>), which sessions.json does not number"
+               if _PDF_SESSION_ROUND.match(followup_of) else "not an earlier round")
         issues.append(
-            Skipped.at(path, rid, f"follow-up link to {followup_of!r} dropped: not an earlier "
-                       "round", "followup_of")
+            Skipped.at(path, rid, f"follow-up link to {followup_of!r} dropped: {why}",
+                       "followup_of")
         )  # fmt: skip
         followup_of = None
     if followup_of is not None:

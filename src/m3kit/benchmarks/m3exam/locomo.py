@@ -11,11 +11,17 @@ they are scored by the released rule (credit only an answer saying the informati
 available, ``m3kit.metrics.text_match.abstention_score``); the trap stays in the metadata.
 
 Turns become rounds with the speaker's ``text`` (LoCoMo has no assistant reply: ``response``
-stays empty); shared images become attachments pointing at their URL with the BLIP caption as
-description. An ``img_url`` that is not an ``http(s)://`` link names a local copy, relative to
-the folder of ``locomo10.json`` and resolved by ``m3kit.paths.resolve_in_root`` (absolute paths,
-``..`` climbing out, symbolic links pointing out and NUL bytes are refused as named skips; the
-turn keeps its caption). Questions get ids ``<sample_id>/<index in qa>``, benchmark ``"locomo"``,
+stays empty); shared images become attachments ``img_<n>`` (the round id is the other half of
+their item id, ``D1:5/img_1``) with the BLIP caption as description. An ``img_url`` is a web
+link, an inline image (a ``data:`` URI: the released file has two), or a local copy:
+
+- a web link is kept as the attachment's reference but never fetched (m3kit runs offline): the
+  attachment is caption-only everywhere (memories, regimes), reported once for the whole file;
+- an inline image is checked from its header (``m3kit.media.image.check_image``: bounded size);
+  a malformed or oversized one is a named skip and the turn keeps its caption;
+- a local copy is relative to the folder of ``locomo10.json`` and resolved by
+  ``m3kit.paths.resolve_in_root`` (absolute paths, ``..`` climbing out, symbolic links pointing
+  out and NUL bytes are refused as named skips; the turn keeps its caption). Questions get ids ``<sample_id>/<index in qa>``, benchmark ``"locomo"``,
 ``question_type`` the category as a string.
 """
 
@@ -38,10 +44,12 @@ from m3kit.benchmarks.m3exam.load import (
     pydantic_error,
     read_list,
 )
-from m3kit.errors import M3kitError, SchemaError, UnsafePathError
+from m3kit.errors import M3kitError, MediaError, SchemaError, UnsafePathError
+from m3kit.media.image import check_image
 from m3kit.paths import resolve_in_root
 from m3kit.schema import Attachment, Conversation, ImageRef, Question, Round, Session
 from m3kit.schema import SkippedRecord as Skipped
+from m3kit.schema.media import INLINE_IMAGE_PREFIX, REMOTE_IMAGE_PREFIXES
 
 __all__ = ["ADVERSARIAL", "LOCOMO_CATEGORIES", "LOCOMO_TYPES", "NOT_MENTIONED", "load_locomo"]
 
@@ -94,6 +102,14 @@ def load_locomo(path: str | Path) -> M3ExamData:
             continue
         conversations[conv.id] = conv
         questions.extend(_questions(path, conv, raw.get("qa"), skipped))
+    web = sum(1 for conv in conversations.values() for rnd in conv.iter_rounds()
+              for attachment in rnd.attachments
+              if isinstance(attachment.media, ImageRef) and attachment.media.remote)
+    if web:
+        skipped.append(Skipped.at(
+            path, None, f"{web} shared images are web links, which m3kit does not fetch (it "
+            "runs offline): each is a caption-only attachment, its blip_caption standing in "
+            "for the pixels", "img_url"))
     return loaded_or_raise(conversations, questions, skipped, path, "LoCoMo sample")
 
 
@@ -157,7 +173,7 @@ def _round(
     caption = turn.get("blip_caption")
     caption = str(caption) if caption else None
     attachments = [
-        Attachment(media=ImageRef(path=url), description=caption, id=f"{rid}/img_{i + 1}")
+        Attachment(media=ImageRef(path=url), description=caption, id=f"img_{i + 1}")
         for i, url in enumerate(urls)
     ]
     if caption and not urls:
@@ -171,14 +187,24 @@ def _round(
 
 
 def _image_sources(path: Path, record: str, values: list[Any], issues: list[Skipped]) -> list[str]:
-    """The turn's usable image sources: web links as given, local names resolved inside the
-    folder of ``path``; anything else is reported and left out."""
+    """The turn's usable image sources: web links as given, inline images that pass the
+    header check, local names resolved inside the folder of ``path``; anything else is
+    reported and left out."""
     sources: list[str] = []
     for value in values:
         if value in (None, ""):
             continue
-        if isinstance(value, str) and value.startswith(("http://", "https://")) \
+        if isinstance(value, str) and value.startswith(REMOTE_IMAGE_PREFIXES) \
                 and "\x00" not in value:
+            sources.append(value)
+            continue
+        if isinstance(value, str) and value.startswith(INLINE_IMAGE_PREFIX):
+            try:
+                check_image(value, record=record)
+            except MediaError as exc:
+                issues.append(Skipped.at(path, record, f"inline image skipped: {exc.reason}",
+                                         "img_url"))
+                continue
             sources.append(value)
             continue
         try:

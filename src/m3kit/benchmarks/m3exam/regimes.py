@@ -246,6 +246,8 @@ def _capped_media(
     chosen: set[tuple[str, int]] = set()
     images = pages = 0
     for rnd, n, attachment in ordered:
+        if _caption_only(attachment):
+            continue
         if isinstance(attachment.media, ImageRef) and images < regime.max_images:
             chosen.add((rnd.id, n))
             images += 1
@@ -272,14 +274,16 @@ def round_cost(rnd: Round, regime: Regime, header: str = "") -> int:
 
 def _full(conversation: Conversation, regime: Regime) -> ContextBlocks:
     rounds = [(s, r) for s in conversation.sessions for r in s.rounds]
-    # FIFO: walk back from the newest round while the budget holds; a round's cost includes
-    # the header of its session when it is the first kept round of that session.
+    # FIFO: walk back from the newest round while the budget holds. Every kept session gets
+    # its header once, before its first kept round, whether or not that round opens the
+    # session: it is charged with the session's last round, the first one the walk meets, so
+    # the estimate is the context's own (``estimated_tokens``) and never over the budget.
     start = len(rounds)
     spent = 0
     for n in range(len(rounds) - 1, -1, -1):
         session, rnd = rounds[n]
-        opens = n == 0 or rounds[n - 1][0] is not session
-        cost = round_cost(rnd, regime, _session_header(session) if opens else "")
+        meets = n == len(rounds) - 1 or rounds[n + 1][0] is not session
+        cost = round_cost(rnd, regime, _session_header(session) if meets else "")
         if spent + cost > regime.token_budget:
             break
         spent += cost
@@ -309,6 +313,12 @@ def _add_text(out: ContextBlocks, regime: Regime, text: str) -> None:
     out.estimated_tokens += regime.tokens(text) + 1  # +1: the line break joining blocks
 
 
+def _caption_only(attachment: Attachment) -> bool:
+    # A web image is never fetched (m3kit runs offline): its description goes in its place,
+    # in the multimodal modality too.
+    return isinstance(attachment.media, ImageRef) and attachment.media.remote
+
+
 def _describe(attachment: Attachment, rnd: Round) -> str:
     if isinstance(attachment.media, PdfPageRef):
         return _page_text(attachment.media)
@@ -335,10 +345,11 @@ def _add_round(
         name = attachment_name(attachment)
         is_page = isinstance(attachment.media, PdfPageRef)
         what = "PDF page" if is_page else "image"
+        described = not regime.sends_pixels or _caption_only(attachment)
         # fm candidates: images the model can actually see or read about
-        if not is_page and (not regime.sends_pixels or (rnd.id, n) in shown):
+        if not is_page and (described or (rnd.id, n) in shown):
             out.candidates.append(name)
-        if not regime.sends_pixels:
+        if described:
             lines.append(f"(attached {what} {name}: {_describe(attachment, rnd)})")
         elif (rnd.id, n) in shown:
             lines.append(f"(attached {what} {name}, shown below)")

@@ -16,7 +16,7 @@ score card's ``fj_rule`` says which.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,7 @@ from m3kit.schema import (
     read_predictions_lenient,
 )
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.report import Table, cost_cell, percent_cell
+from m3kit.schema.report import Table, cost_cell, number_cell
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
@@ -110,6 +110,11 @@ def read_predictions(path: str | Path) -> tuple[list[PredictionRecord], list[Ski
     return read_predictions_lenient(path, PredictionRecord)
 
 
+# M3Exam's numbers are on the 0-1 scale with four decimals, as the paper's tables print them
+# (``m3kit eval``, ``m3kit score``, ``m3kit report`` alike).
+SCALE_DIGITS = 4
+
+
 def _gold(question: Question) -> str:
     return str(question.metadata.get("label") or question.answer)
 
@@ -121,19 +126,29 @@ def score_items(
     *,
     fj_rule: FjRule = "exact",
 ) -> list[ItemScore]:
-    """Score each question that has a prediction; ``judge_scores`` by question id fills
-    ``llm_judge`` where a judge applies; ``fj_rule`` is how fj predictions are read."""
+    """Score each question; ``judge_scores`` by question id fills ``llm_judge`` where a judge
+    applies; ``fj_rule`` is how fj predictions are read. A question without a prediction is
+    counted wrong, as M3Eval's and Video-MME-v2's are: scored as the empty answer (EM, F1 and
+    BLEU-1 0; its judge score 0 once a judge is in play, ``missing_judged``)."""
     judge_scores = judge_scores or {}
     out: list[ItemScore] = []
     for q in questions:
-        if q.id not in predictions:
-            continue
         answers = [q.answer, *q.alternatives]
-        s = score_text_answer(predictions[q.id], answers, _gold(q), q.question_type, fj_rule)
+        s = score_text_answer(predictions.get(q.id, ""), answers, _gold(q), q.question_type,
+                              fj_rule)
         judge = judge_scores.get(q.id) if s.judged else None
         out.append(ItemScore(id=q.id, question_type=q.question_type or "unknown",
                              llm_judge=judge, **s.model_dump()))  # fmt: skip
     return out
+
+
+def missing_judged(items: Sequence[ItemScore], missing: Collection[str]) -> list[ItemScore]:
+    """``items`` with a judge score of 0 for each judged item of ``missing`` (no prediction:
+    wrong, and no judge is asked about it) once any item has a judge score."""
+    if not missing or not any(i.llm_judge is not None for i in items):
+        return list(items)
+    return [i.model_copy(update={"llm_judge": 0.0})
+            if i.id in missing and i.judged and i.llm_judge is None else i for i in items]
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -211,17 +226,17 @@ def aggregate_scores(items: Sequence[ItemScore]) -> dict[str, Any]:
 class M3ExamScores(PredictionsCard):
     """M3Exam's score card: per question type and TOTAL (``count``, ``em``, ``f1``, ``bleu1``,
     ``llm_judge``, ``overall`` and the judge's counts, on the 0-1 scale); for external
-    predictions also the fj rule, the questions without a prediction, the judge's failures and
-    what was skipped (``PredictionsCard``). ``model_dump()`` is the JSON ``m3kit score m3exam
-    --json`` prints."""
+    predictions also the fj rule, ``n_missing`` (questions without a prediction, counted wrong
+    in every number), the judge's failures and what was skipped (``PredictionsCard``).
+    ``model_dump()`` is the JSON ``m3kit score m3exam --json`` prints."""
 
     model_config = ConfigDict(frozen=True)
-    optional_keys = ("fj_rule", "missing", "judge_failures")
+    optional_keys = ("fj_rule", "n_missing", "judge_failures")
 
     per_type: dict[str, dict[str, Any]]
     total: dict[str, Any]
     fj_rule: str | None = None
-    missing: int | None = None
+    n_missing: int | None = None
     judge_failures: list[str] | None = None
 
 
@@ -233,8 +248,10 @@ def score_outputs(
     judge_model_args: Mapping[str, Any] | None = None,
     cache: bool = True,
     fj_rule: FjRule = "exact",
+    progress: Callable[[int, int], None] | None = None,
 ) -> M3ExamScores:
-    """Score predictions for ``data``'s questions.
+    """Score predictions for ``data``'s questions (``progress(done, total)`` as the judge's
+    verdicts come in).
 
     fj items are scored by ``fj_rule`` (``"exact"``, the paper's: the whole prediction;
     ``"letter"``: the letter it states), recorded as the card's ``fj_rule``.
@@ -245,12 +262,13 @@ def score_outputs(
     ``PreflightError`` when it cannot be used). ``skipped`` lists what loading ``data``
     skipped (``data.skipped``, each naming file, record and field), then repeated predictions
     (the first is kept); predictions for unknown ids are counted (``n_unmatched_predictions``);
-    questions without a prediction are not scored and are counted in ``missing``.
+    questions without a prediction are counted wrong (``score_items``) and in ``n_missing``.
     """
     judged = _judged_items(data, predictions, judge_model=judge_model,
-                           judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
+                           judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule,
+                           progress=progress)
     card = M3ExamScores.model_validate({
-        **aggregate_scores(judged.items), "fj_rule": fj_rule, "missing": judged.missing,
+        **aggregate_scores(judged.items), "fj_rule": fj_rule, "n_missing": judged.missing,
         "judge_failures": judged.judge_failures or None,
     })
     return card.with_skips([*data.skipped, *judged.repeated], judged.unmatched)
@@ -276,6 +294,7 @@ def _judged_items(
     judge_model_args: Mapping[str, Any] | None,
     cache: bool,
     fj_rule: FjRule,
+    progress: Callable[[int, int], None] | None = None,
 ) -> _JudgedItems:
     if fj_rule not in FJ_RULES:
         raise M3kitError(f"fj rule {fj_rule!r} is not one of {', '.join(FJ_RULES)}",
@@ -307,7 +326,7 @@ def _judged_items(
     if judge_model is not None:
         from m3kit.benchmarks.m3exam.judge import JudgeRequest, judge_answers
 
-        todo = [i for i in items if i.judged and i.llm_judge is None]
+        todo = [i for i in items if i.judged and i.llm_judge is None and i.id in texts]
         if todo:
             from m3kit.harness.preflight import check_model
 
@@ -320,18 +339,16 @@ def _judged_items(
             )
             for i in todo
         ]
-        verdicts = judge_answers(requests, judge_model, model_args=judge_model_args, cache=cache)
+        verdicts = judge_answers(requests, judge_model, model_args=judge_model_args, cache=cache,
+                                 progress=progress)
         computed = {v.id: v.score for v in verdicts}
-        judge_failures = [
-            f"{v.id}: {v.error or 'judge reply states no rubric level (scored 0)'}"
-            for v in verdicts
-            if not v.parsed
-        ]
+        judge_failures = [f"{v.id}: {v.failure()}" for v in verdicts if not v.parsed]
         items = [
             i.model_copy(update={"llm_judge": computed[i.id]}) if i.id in computed else i
             for i in items
         ]
         items = _rule_judged(items, force=True)
+    items = missing_judged(items, set(by_id) - set(texts))
     return _JudgedItems(items=items, judge_failures=judge_failures,
                         missing=len(by_id) - len(texts), repeated=repeated,
                         unmatched=sorted(set(unmatched)))
@@ -369,6 +386,7 @@ def score_predictions(
     judge_model_args: Mapping[str, Any] | None = None,
     cache: bool = True,
     fj_rule: FjRule = "exact",
+    progress: Callable[[int, int], None] | None = None,
 ) -> M3ExamScores:
     """Score a predictions file (JSONL of ``{"id", "prediction", "judge"?}``) against ``data``
     (a persona folder, a folder of them, or LoCoMo's ``locomo10.json``), as ``score_outputs``
@@ -377,8 +395,10 @@ def score_predictions(
     when no question loads or no prediction matches one, before any judge is asked."""
     dataset, records, bad = _matched_predictions(data, predictions)
     card = score_outputs(dataset, records, judge_model=judge_model,
-                         judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
-    notes = [f"{card.missing} questions have no prediction"] if card.missing else []
+                         judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule,
+                         progress=progress)
+    notes = ([f"{card.n_missing} questions have no prediction: counted wrong"]
+             if card.n_missing else [])
     return card.with_skips([*(card.skipped or ()), *bad], card.unmatched_ids, notes)
 
 
@@ -386,9 +406,17 @@ def _cell(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else "-" if value is None else str(value)
 
 
-def score_text(card: M3ExamScores, predictions: Path) -> list[Table]:
-    """The per-type table and the TOTAL row of ``card``, rounded to 4 decimals for display."""
-    table = Table(title=f"M3Exam scores: {predictions.name} (fj EM: {card.fj_rule})",
+SHOW_JUDGE_FAILURES = 3  # unparsed judge verdicts named under the table; --json has them all
+
+
+def score_text(card: M3ExamScores, predictions: Path) -> list[Table | str]:
+    """The per-type table and the TOTAL row of ``card``, rounded to 4 decimals for display;
+    the judge's unusable verdicts (scored 0) counted in the title and the first ones named
+    under the table."""
+    failures = card.judge_failures or []
+    judge_note = f"; judge: {len(failures)} unusable replies scored 0" if failures else ""
+    table = Table(title=f"M3Exam scores: {predictions.name} (fj EM: {card.fj_rule}"
+                        f"{judge_note})",
                   columns=["type", "count", "EM", "F1", "BLEU-1", "LLM-J", "Overall"], rows=[])
     for qtype, row in card.per_type.items():
         table.rows.append([qtype, str(row["count"]), _cell(row["em"]), _cell(row.get("f1")),
@@ -397,7 +425,14 @@ def score_text(card: M3ExamScores, predictions: Path) -> list[Table]:
     table.rows.append(["TOTAL", str(total["count"]), _cell(total["em"]), _cell(total["f1"]),
                        _cell(total["bleu1"]), _cell(total["llm_judge"]),
                        _cell(total["overall"])])
-    return [table]
+    if not failures:
+        return [table]
+    lines = [f"LLM-J: {len(failures)} judged item(s) got no usable verdict and count 0:"]
+    lines += [f"  {failure}" for failure in failures[:SHOW_JUDGE_FAILURES]]
+    if len(failures) > SHOW_JUDGE_FAILURES:
+        lines.append(f"  ... and {len(failures) - SHOW_JUDGE_FAILURES} more (--json: "
+                     "judge_failures)")
+    return [table, "\n".join(lines)]
 
 
 def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[ItemScore], int]:
@@ -429,8 +464,8 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> M3ExamScores:
 
 def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:
     """What ``m3kit eval`` prints: EM / F1 / BLEU-1 (and LLM-J when judged) per question type
-    and for all items, in percent, with the failed count and the mean cost of answered
-    samples."""
+    and for all items, on the paper's 0-1 scale (four decimals, as its tables and ``m3kit
+    score`` print them), with the failed count and the mean cost of answered samples."""
     items, failed = _log_items(samples)
     table = aggregate_scores(items)
     judged = table["total"].get("llm_judge") is not None
@@ -439,10 +474,10 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
     tokens, images = mean_cost(samples)
 
     def line(name: str, row: dict[str, Any], fails: str) -> list[str]:
-        cells = [name, str(row["count"]), percent_cell(row.get("em")), percent_cell(row.get("f1")),
-                 percent_cell(row.get("bleu1"))]
+        cells = [name, str(row["count"]), *(number_cell(row.get(key), SCALE_DIGITS)
+                                            for key in ("em", "f1", "bleu1"))]
         if judged:
-            cells.append(percent_cell(row.get("llm_judge")))
+            cells.append(number_cell(row.get("llm_judge"), SCALE_DIGITS))
         return [*cells, fails]
 
     rows = [[*line("all", table["total"], str(failed)), cost_cell(tokens), cost_cell(images)]]
@@ -476,7 +511,7 @@ def items_from_predictions(
     fj_rule: FjRule = "exact",
 ) -> list[M3ExamItem]:
     """The per-item records of a predictions file, as ``score_predictions`` scores it (the same
-    options; questions without a prediction are not scored; the judge asked where given)."""
+    options; questions without a prediction counted wrong; the judge asked where given)."""
     from m3kit.benchmarks.m3exam.load import evidence_session
     from m3kit.benchmarks.m3exam.scorer import M3ExamItem
 

@@ -20,6 +20,8 @@ from m3kit.schema import Question, ScoreItem, read_record, sample_question
 if TYPE_CHECKING:
     from inspect_ai.solver import TaskState
 
+    from m3kit.benchmarks.m3exam.judge import JudgeVerdict
+
 __all__ = [
     "M3ExamItem",
     "bleu1",
@@ -138,7 +140,7 @@ def llm_judge() -> Metric:
     return compute
 
 
-async def _judge(question: Question, prediction: str, judge_model: str) -> tuple[float, str]:
+async def _judge(question: Question, prediction: str, judge_model: str) -> JudgeVerdict:
     """One item through the M3Exam judge (five-level rubric, robust parse, cached)."""
     from m3kit.benchmarks.m3exam.judge import JudgeRequest, judge_answers_async
 
@@ -146,7 +148,7 @@ async def _judge(question: Question, prediction: str, judge_model: str) -> tuple
     (verdict,) = await judge_answers_async(
         [JudgeRequest(id=question.id, question=question.text, gold=gold,
                       prediction=prediction)], judge_model)
-    return verdict.score, verdict.error or verdict.reply
+    return verdict
 
 
 @scorer(metrics=[em(), f1(), bleu1(), llm_judge(), failed()])
@@ -163,8 +165,12 @@ def m3exam_answer(judge_model: str | None = None, fj_rule: FjRule = "exact") -> 
         item = score_item(question, completion, failure, fj_rule)
         if judge_model and item.judged:
             if failure is None:
-                judge, reply = await _judge(question, completion, judge_model)
-                item = item.model_copy(update={"llm_judge": judge, "judge_reply": reply})
+                verdict = await _judge(question, completion, judge_model)
+                item = item.model_copy(update={
+                    "llm_judge": verdict.score,
+                    "judge_reply": verdict.error or verdict.reply,
+                    "judge_failure": None if verdict.parsed else verdict.failure(),
+                })
             else:
                 item = item.model_copy(update={"llm_judge": 0.0})
         elif judge_model and item.kind == "abstention":

@@ -58,6 +58,7 @@ from m3kit.benchmarks.m3exam.regimes import (
 )
 from m3kit.benchmarks.m3exam.score import scoring_rules
 from m3kit.benchmarks.m3exam.scorer import m3exam_answer
+from m3kit.benchmarks.m3exam.stream import conversation_stream
 from m3kit.errors import M3kitError
 from m3kit.harness import sample_state as steps
 from m3kit.harness.card import task_card_metadata
@@ -264,26 +265,6 @@ def _media_label(block: MediaBlock) -> str:
 # -- memory regime --------------------------------------------------------------------------------
 
 
-def conversation_stream(conversation: Conversation) -> list[MemoryEvent]:
-    """The conversation as memory events (``m3kit.memory.events.conversation_events``), with
-    each PDF page's text layer as its text when the data gives the page no description."""
-    from m3kit.media.pdf import pdf_page_text
-    from m3kit.memory.events import conversation_events
-
-    events = conversation_events(conversation)
-    out = []
-    for event in events:
-        if event.kind == "pdf_page" and isinstance(event.media, PdfPageRef) and not event.text:
-            try:
-                text = pdf_page_text(event.media.path, event.media.page)
-            except M3kitError as exc:
-                logger.warning("PDF page without text: %s", exc)
-                text = ""
-            event = event.model_copy(update={"text": text})
-        out.append(event)
-    return out
-
-
 def _all_image_names(conversation: Conversation) -> list[str]:
     return [attachment_name(a) for r in conversation.iter_rounds() for a in r.attachments
             if isinstance(a.media, ImageRef)]
@@ -335,7 +316,7 @@ def m3exam_memory_answer(
 # -- the task -------------------------------------------------------------------------------------
 
 
-def _types(types: str | Sequence[str] | int | None, known: Sequence[str] = QUESTION_TYPES
+def _types(types: str | int | Sequence[str | int] | None, known: Sequence[str] = QUESTION_TYPES
            ) -> set[str] | None:
     if types is None or types == "":
         return None
@@ -385,7 +366,7 @@ def m3exam_task(
     regime: Regime,
     *,
     memory_config: dict[str, Any] | None = None,
-    types: str | Sequence[str] | None = None,
+    types: str | int | Sequence[str | int] | None = None,
     cache: bool = True,
     name: str = "m3exam",
     known_types: Sequence[str] = QUESTION_TYPES,
@@ -470,7 +451,8 @@ def m3exam(
 
 
 def _task_from_data(label: str, data: str | None, hint: str,
-                    load: Callable[[str], M3ExamData], types: str | Sequence[str] | None,
+                    load: Callable[[str], M3ExamData],
+                    types: str | int | Sequence[str | int] | None,
                     known: Sequence[str], *, regime: dict[str, Any], **options: Any) -> Task:
     """The task over ``load(data)``: arguments checked before the data is read, what the
     loader skipped logged (and kept in the task's metadata by ``m3exam_task``)."""
@@ -491,7 +473,7 @@ def locomo(
     modality: str | None = None,
     memory: str | None = None,
     memory_config: dict[str, Any] | None = None,
-    types: str | list[str] | None = None,
+    types: str | int | list[str | int] | None = None,
     max_images: int = 10,
     token_budget: int = 32_000,
     image_tokens: int = 256,
@@ -501,7 +483,8 @@ def locomo(
     """LoCoMo (``locomo10.json``) through the same regimes and scorer as M3Exam.
 
     Defaults to the text regime (the memory regime under ``--memory``): LoCoMo's images are web URLs (never fetched: m3kit runs
-    offline) with BLIP captions, which stand in for them. ``types`` filters by category 1-5.
+    offline) with BLIP captions, which stand in for them. ``types`` filters by category 1-5
+    (``-T types=3`` or ``-T types=1,2``).
     Scored with graded EM / F1 / BLEU-1 against the answer (``m3kit.metrics.text_match``);
     adversarial items (category 5) by LoCoMo's rule: credit only for saying the conversation
     does not tell.

@@ -91,7 +91,8 @@ def run_settings(run: LoggedRun) -> tuple[str, bool, str, str, bool]:
     # a run through a memory is another system: ``<model> + <memory>``
     memory = meta.get(MEMORY_NAME_KEY) or args.get("memory")
     model = f"{run.model} + {memory}" if memory and memory != "none" else run.model
-    return model, blind, subtitles, frames, reasoning
+    # settings beyond these that set the run apart (``m3kit.report.pooling``), in its label
+    return run.labelled(model), blind, subtitles, frames, reasoning
 
 
 def runs_from(logged: Sequence[LoggedRun]) -> list[Run]:

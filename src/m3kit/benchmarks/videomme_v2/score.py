@@ -431,6 +431,10 @@ class VideoMMEv2Item(ScoreItem):
     role: str | None = None
     videomme_v2: GroupFields = GroupFields()
 
+    def parsed_answer(self) -> str | None:
+        """The option letter read from the reply (``None`` when none was stated)."""
+        return self.letter
+
 
 def group_fields(question: Question) -> GroupFields:
     """The group fields of a loaded question."""

@@ -7,7 +7,8 @@ Answer:
 
 1. bias — one model call for the question's modality bias, cached per (model, question); the
    deterministic ``lexical_bias`` when the reply is not JSON (the offline model's case);
-2. retrieve (``retrieve``) a pool of ``top_k * over_fetch`` chunks by cosine, re-rank with α_m
+2. retrieve (``retrieve``) a pool of ``top_k * over_fetch`` chunks (the paper: by cosine; here
+   by the hybrid first stage, BM25 + dense fused, ``IndexedMemory``), re-rank with α_m
    bonuses, keep ``top_k`` with a session summary and more than one session; then the evidence
    refines the bias (``bias.evidence_bias``): a question asking for a value whose best-ranked round carries
    an image or chart with no number in its surrogates needs that visual (an m3kit addition);
@@ -32,12 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from m3kit.errors import M3kitError
+from m3kit.media.image import image_available
 from m3kit.media.pdf import render_pdf_page_file
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
 from m3kit.memory.context import PromptBuilder, ask_model
@@ -51,6 +52,9 @@ from m3kit.schema.media import ImageRef, PdfPageRef
 from m3kit.schema.prediction import Usage
 
 if TYPE_CHECKING:
+    from m3kit.memory.hybrid import RetrievalMode
+    from m3kit.memory.query import QueryExpander
+    from m3kit.memory.rerank import Reranker
     from m3kit.perception.base import TextEmbedder, TextReader
 
 # The released code's defaults: top_k 15, over-fetch x6, α image .20 / pdf .25 /
@@ -90,8 +94,15 @@ class ProctorMemory(IndexedMemory):
         reader: TextReader | None = None,
         captioner: Captioner | None = None,
         page_dpi: int = 144,
+        retrieval: RetrievalMode = "hybrid",
+        rewriting: bool = True,
+        expander: QueryExpander | str | None = None,
+        reranker: Reranker | str | None = None,
+        rerank_depth: int = 30,
     ) -> None:
-        super().__init__(embedder=embedder, index=index, reader=reader)
+        super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
+                         rewriting=rewriting, expander=expander, reranker=reranker,
+                         rerank_depth=rerank_depth)
         if top_k <= 0 or over_fetch < 1:
             raise ValueError("top_k must be positive and over_fetch at least 1")
         if bias not in ("model", "lexical"):
@@ -153,13 +164,12 @@ class ProctorMemory(IndexedMemory):
             return []
         chunks = {c.id: c for c in visible}
         summaries = [c.id for c in visible if surrogates.is_summary(c)]
-
-        def search() -> tuple[list[tuple[str, float]], str | None]:
-            pool = self.search(key, query, k * self.over_fetch, list(chunks))
-            found = self.search(key, query, 1, summaries) if summaries else []
-            return pool, found[0][0] if found else None
-
-        pool, best_summary = await anyio.to_thread.run_sync(search)
+        # The pool: the first stage (hybrid, time-scoped, reranked when a reranker is set);
+        # its scores are in (0, 1] like the paper's cosine, so the α bonuses keep their scale.
+        pool = await self.ranked(key, query, k * self.over_fetch, chunks)
+        found = await anyio.to_thread.run_sync(
+            partial(self.search, key, query, 1, summaries)) if summaries else []
+        best_summary = found[0][0] if found else None
         ranked = cascade.rerank(pool, chunks, bias.vector(), self.alphas)
         kept = cascade.diversify(ranked, chunks, k, fallback_summary=best_summary)
         return [chunks[i] for i in kept]
@@ -268,7 +278,7 @@ class ProctorMemory(IndexedMemory):
                 if not carries & wanted:
                     continue
                 if isinstance(ref, ImageRef) and n_images < self.max_images:
-                    if not Path(ref.path).is_file():
+                    if not image_available(ref.path):
                         continue  # reported at build; the surrogate already stood in
                     out.setdefault(chunk.id, []).append((name, ref))
                     n_images += 1

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from m3kit.errors import M3kitError
-from m3kit.media.image import check_image
+from m3kit.media.image import check_image, image_available
 from m3kit.media.pdf import pdf_page_text
 from m3kit.memory.base import MemoryEvent, MemoryItem
 from m3kit.memory.events import load_rgb, merge_events
@@ -166,11 +166,16 @@ def _round_chunk(
     own = [event] if event.kind != "round" and event.media is not None else []
     for file in [*own, *files]:
         name = file.metadata.get("attachment_id") or file.id.rsplit("/", 1)[-1]
-        present = file.media is None or isinstance(file.media, VideoRef) or Path(
-            file.media.path).is_file()
+        media = file.media
+        # A file, or an inline image; a web image is never fetched (m3kit runs offline, the
+        # loader reports it once): it keeps its caption and has nothing raw to escalate to.
+        present = media is None or isinstance(media, VideoRef) or (
+            image_available(media.path) if isinstance(media, ImageRef)
+            else Path(media.path).is_file())
+        caption_only = isinstance(media, ImageRef) and media.remote
         try:
-            if not present:
-                raise M3kitError("file not found", path=file.media.path)  # type: ignore[union-attr]
+            if not present and not caption_only:
+                raise M3kitError("file not found", path=media.path)  # type: ignore[union-attr]
             surrogate, modalities = _surrogate(file, reader, captioner)
         except M3kitError as exc:
             # The round keeps its text and the file's released description; nothing raw.
@@ -223,6 +228,8 @@ def _surrogate(
                              f"Page text: {layer}" if layer else "") if p]
         modalities = ["document"] + (["chart"] if is_chart(description, layer) else [])
         return "\n".join(parts), modalities
+    if isinstance(media, ImageRef) and media.remote:
+        return description, ["chart", "image"] if is_chart(description, "") else ["image"]
     if isinstance(media, ImageRef):
         # Checked from the header whether or not OCR decodes it: a decompression bomb or a
         # file that is no image must not reach Stage 2, which sends raw files to the model.

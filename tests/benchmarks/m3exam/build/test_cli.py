@@ -3,6 +3,7 @@ import json
 from m3kit.benchmarks.m3exam import build
 from m3kit.cli.main import main
 from m3kit.media.pdf import write_text_pdf
+from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT, CallCount
 
 
 def write_spec(tmp_path, **overrides):
@@ -18,9 +19,12 @@ def test_synthesize_writes_a_persona_folder(tmp_path, monkeypatch, capsys, scrip
     made = {}
 
     class Backend(scripted):
-        def __init__(self, model, *, seed, max_tokens, model_args):
+        def __init__(self, model, *, seed, max_tokens, model_args, max_attempts,
+                     attempt_timeout, notify):
             super().__init__()
-            made.update(model=model, seed=seed, max_tokens=max_tokens, model_args=model_args)
+            made.update(model=model, seed=seed, max_tokens=max_tokens, model_args=model_args,
+                        max_attempts=max_attempts, attempt_timeout=attempt_timeout)
+            self.call_count = CallCount()
 
         def close(self):
             made["closed"] = True
@@ -32,8 +36,13 @@ def test_synthesize_writes_a_persona_folder(tmp_path, monkeypatch, capsys, scrip
                  "--seed", "5", "--per-type", "1", "--images-per-event", "0"])
     assert code == 0
     assert made == {"model": "openai-api/vllm/x", "seed": 5, "max_tokens": 2048,
-                    "model_args": {"temperature_hint": 1}, "closed": True}
-    out = capsys.readouterr().out
+                    "model_args": {"temperature_hint": 1}, "closed": True,
+                    "max_attempts": DEFAULT_CALL_ATTEMPTS,
+                    "attempt_timeout": DEFAULT_CALL_TIMEOUT}
+    captured = capsys.readouterr()
+    out = captured.out
+    # the calls' summary, on stderr beside the progress bars
+    assert "model calls: 0 answered, 0 retried, 0 failed" in captured.err
     assert "4 events" in out and "8 rounds" in out
     folder = tmp_path / "o" / "Alex_Vet"
     questions = json.loads((folder / "question.json").read_text())
@@ -59,8 +68,9 @@ def test_unknown_model_is_one_line(tmp_path, capsys):
 
 def test_synthesize_with_a_document_pool(tmp_path, monkeypatch, capsys, scripted):
     class Backend(scripted):
-        def __init__(self, model, *, seed, max_tokens, model_args):
+        def __init__(self, model, *, seed, max_tokens, model_args, **call_options):
             super().__init__()
+            self.call_count = CallCount()
 
         def close(self):
             pass

@@ -61,6 +61,7 @@ INTERFERENCE_ORDERS: dict[str, tuple[str, ...]] = {
 }
 
 ProgressFn = Callable[[str], None]
+StepFn = Callable[[int, int], None]  # (units done, units in all)
 
 
 class BuildConfig(BaseModel):
@@ -142,11 +143,14 @@ def build_probes(
     config: BuildConfig | None = None,
     embedder: TextEmbedder | None = None,
     progress: ProgressFn | None = None,
+    step: StepFn | None = None,
 ) -> BuildPlan:
     """Pair the sources, render every probe video under ``root`` and save the plan.
 
     A pair or instance whose composition fails (a source too short for 10 swaps, say) is left
-    out and named in ``plan.skipped``; the rest is built.
+    out and named in ``plan.skipped``; the rest is built. ``progress`` receives a line per
+    pair and instance, ``step(done, total)`` is called as each pair and N-back instance is
+    finished (``total``: the pairs found and the instances asked for).
     """
     config = config or BuildConfig()
     root = Path(root)
@@ -154,17 +158,27 @@ def build_probes(
     say = progress or (lambda _msg: None)
     pairs, unpaired = pair_by_similarity(sources, embedder)
     plan = BuildPlan(config=config, unpaired=unpaired)
+    total = len(pairs) + config.nback_instances
+    done = 0
     for pair in pairs:
         say(f"{pair.id}: {pair.video1.id} + {pair.video2.id} (similarity {pair.similarity:.2f})")
         try:
             plan.pairs.append(PairPlan(pair=pair, probes=_pair_probes(pair, root, config)))
         except CompositionError as exc:
             plan.skipped.append(f"{pair.id}: {exc}")
+        done += 1
+        if step is not None:
+            step(done, total)
     for i in range(config.nback_instances):
         try:
             instance = _nback_instance(i, sources, root, config)
         except CompositionError as exc:
             plan.skipped.append(f"nback{i + 1:02d}: {exc}")
+            instance = None
+        done += 1
+        if step is not None:
+            step(done, total)
+        if instance is None:
             continue
         say(f"{instance.id}: {len(instance.clips)} clips, {len(instance.videos)} sequences")
         plan.nback.append(instance)

@@ -1,0 +1,221 @@
+"""What can be run, read from where it is defined: ``m3kit list``.
+
+Benchmarks and their tasks come from the declarations (``m3kit.benchmarks.BENCHMARKS``), each
+task's ``-T`` options and defaults from its ``@task`` function's signature; memories and their
+settings (``-T memory_config=``) from ``m3kit.memory.registry`` and each memory's constructor;
+m3kit's model providers and their ``-M`` options from the providers' constructors. Nothing is
+listed by hand, so a new benchmark folder, task argument or memory appears here by itself.
+"""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from m3kit.benchmarks import BENCHMARKS
+
+__all__ = [
+    "Catalog",
+    "ListedBenchmark",
+    "ListedMemory",
+    "ListedOption",
+    "ListedProvider",
+    "ListedTask",
+    "catalog",
+    "options_of",
+]
+
+# Constructor parameters that are not settings a user passes (objects, the provider's own).
+_NOT_OPTIONS = frozenset({"self", "model_name", "base_url", "api_key", "config"})
+_UNRESOLVED = object()  # an annotation naming a type imported for type checking only
+# Where the OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama) and hosted APIs come in.
+INSPECT_PROVIDERS = (
+    ("openai-api/<service>/<model>: any OpenAI-compatible server (vLLM, SGLang, llama.cpp, "
+     "Ollama), at <SERVICE>_BASE_URL with <SERVICE>_API_KEY"),
+    ("vllm/<model>, openai/<model>, anthropic/<model>, google/<model>, ...: inspect-ai's "
+     "providers (https://inspect.aisi.org.uk/providers.html)"),
+)
+
+
+class ListedOption(BaseModel):
+    """One keyword option: its name, its default as Python writes it (``None`` when it has
+    none: then it is ``required``), its type as annotated, whether a command line can give
+    it (``command_line``: not an object such as an embedder)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    default: str | None = None
+    required: bool = False
+    type: str = ""
+    command_line: bool = True
+
+
+class ListedTask(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    summary: str
+    options: list[ListedOption] = Field(default_factory=list)
+
+
+class ListedBenchmark(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    title: str
+    score_verb: str
+    ci_unit: str
+    tasks: list[ListedTask] = Field(default_factory=list)
+
+
+class ListedMemory(BaseModel):
+    """A memory by its registry name: its settings (``-T memory_config={...}``), and those its
+    name fixes (``rag-mm``: ``send_images=True``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    summary: str
+    fixed: dict[str, str] = Field(default_factory=dict)
+    options: list[ListedOption] = Field(default_factory=list)
+
+
+class ListedProvider(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    summary: str
+    options: list[ListedOption] = Field(default_factory=list)
+
+
+class Catalog(BaseModel):
+    """Everything ``m3kit list`` shows; ``model_dump()`` is its ``--json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    benchmarks: list[ListedBenchmark]
+    memories: list[ListedMemory]
+    providers: list[ListedProvider]
+    other_providers: list[str]
+
+
+def _summary(obj: Any) -> str:
+    """The first sentence-line of ``obj``'s docstring."""
+    doc = pyinspect.getdoc(obj) or ""
+    return doc.strip().split("\n\n", 1)[0].replace("\n", " ").replace("``", "").strip()
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation is pyinspect.Parameter.empty:
+        return ""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
+                                                                  str(annotation))
+    return str(text).replace("typing.", "")
+
+
+def options_of(function: Callable[..., Any], skip: frozenset[str] = _NOT_OPTIONS,
+               ) -> list[ListedOption]:
+    """The keyword options ``function`` takes (a ``@task`` function, a class's constructor),
+    in signature order, with their defaults; ``*args``, ``**kwargs`` and ``skip`` left out.
+    ``command_line`` says whether a ``key=value`` pair can give the option (its type, or one
+    of its forms, is made of strings, numbers, booleans, paths, literals and containers of
+    them)."""
+    body = pyinspect.unwrap(function)
+    target = body.__init__ if isinstance(body, type) else body
+    names = getattr(target, "__globals__", {})
+    out: list[ListedOption] = []
+    for param in pyinspect.signature(body).parameters.values():
+        if param.name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        required = param.default is param.empty
+        hint = _resolved(param.annotation, names)
+        # a type that does not resolve here: a plain default says a plain value is wanted
+        plain_default = isinstance(param.default, str | int | float | bool)
+        out.append(ListedOption(name=param.name, required=required,
+                                default=None if required else repr(param.default),
+                                type=_type_name(param.annotation),
+                                command_line=(plain_default if hint is _UNRESOLVED
+                                              else _from_command_line(hint))))
+    return out
+
+
+def _resolved(annotation: Any, names: Mapping[str, Any]) -> Any:
+    """An annotation written as text (``from __future__ import annotations``) as the type it
+    names; ``_UNRESOLVED`` for one naming a type imported for type checking only."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, dict(names))
+    except Exception:  # noqa: BLE001 (a name imported for type checking only)
+        return _UNRESOLVED
+
+
+def _from_command_line(hint: Any) -> bool:
+    """Whether a value of type ``hint`` can be written on a command line (as YAML)."""
+    if hint is pyinspect.Parameter.empty or hint is Any:
+        return True
+    if hint in (str, int, float, bool, type(None), Path):
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return True
+    if origin in (typing.Union, types.UnionType):  # one form a command line can write is enough
+        return any(_from_command_line(arg) for arg in typing.get_args(hint)
+                   if arg is not type(None))
+    if origin in (list, tuple, dict, Sequence, Mapping):
+        return all(arg is Ellipsis or _from_command_line(arg) for arg in typing.get_args(hint))
+    return False
+
+
+def _memory(name: str, factory: Callable[..., Any]) -> ListedMemory:
+    fixed: dict[str, str] = {}
+    target = factory
+    if isinstance(factory, partial):
+        fixed = {k: repr(v) for k, v in factory.keywords.items()}
+        target = factory.func
+    options = [o for o in _simple(options_of(target)) if o.name not in fixed]
+    return ListedMemory(name=name, summary=_summary(target), fixed=fixed, options=options)
+
+
+def _providers() -> list[ListedProvider]:
+    from m3kit.models.builtin import BuiltinModelAPI
+    from m3kit.models.hf import HFVisionModelAPI
+
+    return [
+        ListedProvider(name="m3kit/builtin", summary=_summary(BuiltinModelAPI),
+                       options=_simple(options_of(BuiltinModelAPI))),
+        ListedProvider(name="m3kit/hf", summary=_summary(HFVisionModelAPI),
+                       options=_simple(options_of(HFVisionModelAPI))),
+    ]
+
+
+def _simple(options: list[ListedOption]) -> list[ListedOption]:
+    """The options a command line can give (``-M key=value``): not objects such as a reader
+    or an embedder, which only Python callers pass."""
+    return [o for o in options if o.command_line]
+
+
+def catalog() -> Catalog:
+    """Every benchmark with its tasks and their options, every memory with its settings,
+    m3kit's providers with their options, and where other models come in."""
+    from m3kit.memory.registry import memory_factories
+
+    benchmarks = [
+        ListedBenchmark(
+            name=b.name, title=b.title, score_verb=b.score_verb, ci_unit=b.ci_unit,
+            tasks=[ListedTask(name=name, summary=_summary(fn), options=options_of(fn))
+                   for name, fn in zip(b.tasks, b.task_functions(), strict=True)],
+        )
+        for b in BENCHMARKS
+    ]
+    memories = [_memory(name, factory) for name, factory in memory_factories().items()]
+    return Catalog(benchmarks=benchmarks, memories=memories, providers=_providers(),
+                   other_providers=list(INSPECT_PROVIDERS))

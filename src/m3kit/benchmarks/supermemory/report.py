@@ -1,0 +1,303 @@
+"""SuperMemory-VQA's report: the seed's Tables 2-5, Fig. 7/9 (accuracy by skill), Fig. 8 (the
+answerability breakdown as stacked bars) and appendix E's data set statistics.
+
+A run is one model through one *framework*: ``direct`` (the question session's frames and
+transcript up to the question), a memory (``+ rag``...) or ``blind`` (question and options
+only). Table 2 puts frameworks side by side for each model (Ans-F1, Acc, MRR); blind runs go to
+Table 3 (accuracy by skill), as in the seed. Runs of one model and framework are one system
+(``system_label``): their samples are pooled. A score file (``m3kit score supermemory --json``)
+is a system of its own, named by its file's stem, in the ``score file`` column group.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from m3kit.benchmarks.supermemory.score import SuperMemoryScore, scores_from_log
+from m3kit.benchmarks.supermemory.stats import dataset_stats, stats_tables
+from m3kit.schema.evallog import BLIND_KEY, FRAMES_KEY, MEMORY_NAME_KEY, LoggedRun
+from m3kit.schema.report import NA, DeltaCell, ReportSection, Table
+
+__all__ = [
+    "ANSWERABILITY_FIGURE",
+    "SKILL_FIGURE",
+    "answerability_figure",
+    "framework_of",
+    "sections",
+    "skill_figure",
+    "system_label",
+]
+
+BENCHMARK = "supermemory"
+SKILL_FIGURE = "supermemory_accuracy_by_skill.png"
+ANSWERABILITY_FIGURE = "supermemory_answerability.png"
+BLIND = "blind"
+
+
+def framework_of(run: LoggedRun) -> str:
+    """How a run answered: ``blind``, the memory's name, or ``direct (<frames> frames)``."""
+    meta: dict[str, Any] = run.metadata
+    if meta.get(BLIND_KEY, run.task_args.get("blind")):
+        return BLIND
+    memory = meta.get(MEMORY_NAME_KEY) or run.task_args.get("memory")
+    if memory and memory != "none":
+        return str(memory)
+    return f"direct ({meta.get(FRAMES_KEY, run.task_args.get('frames', 32))} frames)"
+
+
+def system_label(run: LoggedRun) -> str:
+    """``<model> · <framework>`` with the run's setting variant (frames, fps, ...) appended:
+    runs alike in all of them are one system."""
+    return run.labelled(f"{run.model} · {framework_of(run)}")
+
+
+class _System:
+    def __init__(self, model: str, framework: str, score: SuperMemoryScore) -> None:
+        self.model, self.framework, self.score = model, framework, score
+
+    @property
+    def name(self) -> str:
+        return f"{self.model} · {self.framework}"
+
+
+SCORE_FILE = "score file"
+
+
+def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
+             ) -> list[_System]:
+    """Each model and framework of the runs (their samples pooled), then each score file
+    (``m3kit score supermemory --json``; its stem names the model)."""
+    pooled: dict[tuple[str, str], list[Any]] = {}
+    for run in runs:
+        pooled.setdefault((run.model, framework_of(run)), []).extend(run.samples)
+    systems = [_System(model, framework, scores_from_log(samples))
+               for (model, framework), samples in pooled.items()]
+    for stem, data in (cards or {}).items():
+        systems.append(_System(stem, SCORE_FILE, SuperMemoryScore.model_validate(data)))
+    return systems
+
+
+def _grid(systems: Sequence[_System]) -> tuple[list[str], list[str], dict[tuple[str, str], _System]]:
+    models = list(dict.fromkeys(s.model for s in systems))
+    frameworks = list(dict.fromkeys(s.framework for s in systems))
+    return models, frameworks, {(s.model, s.framework): s for s in systems}
+
+
+def main_table(systems: Sequence[_System]) -> Table:
+    """Table 2: one row per model, for each framework Ans-F1, Acc and MRR (0-100), and n."""
+    models, frameworks, by = _grid([s for s in systems if s.framework != BLIND])
+    columns = ["Model"]
+    for _ in frameworks:
+        columns += ["Ans-F1", "Acc.", "MRR", "n"]
+    rows = []
+    for model in models:
+        row: list[Any] = [model]
+        for framework in frameworks:
+            s = by.get((model, framework))
+            row += ([s.score.ans_f1, s.score.qa_acc, s.score.qa_mrr, s.score.n] if s
+                    else [None, None, None, None])
+        rows.append(row)
+    return Table(title="SuperMemory-VQA (Table 2): Ans-F1, QA-Acc, QA-MRR (0-100)",
+                 columns=columns, rows=rows, header_groups=[(f, 4) for f in frameworks])
+
+
+def blind_table(systems: Sequence[_System]) -> Table | None:
+    """Table 3: blind runs, accuracy by skill with the counts."""
+    blind = [s for s in systems if s.framework == BLIND]
+    if not blind:
+        return None
+    skills = list(dict.fromkeys(k for s in blind for k in s.score.by_skill))
+    columns = ["Category"]
+    for _ in blind:
+        columns += ["Correct", "Total", "Accuracy (%)"]
+    rows: list[list[Any]] = []
+    overall: list[Any] = ["All questions"]
+    for s in blind:
+        correct = round((s.score.qa_acc or 0.0) * s.score.n / 100)
+        overall += [correct, s.score.n, s.score.qa_acc]
+    rows.append(overall)
+    for skill in skills:
+        row: list[Any] = [skill]
+        for s in blind:
+            g = s.score.by_skill.get(skill)
+            row += [round(g.qa_acc * g.n / 100), g.n, g.qa_acc] if g else [None, None, None]
+        rows.append(row)
+    return Table(title="SuperMemory-VQA blind (Table 3): question and options only",
+                 columns=columns, rows=rows, header_groups=[(s.model, 3) for s in blind])
+
+
+def _mean_std(mean: float | None, std: float | None, n: int) -> str:
+    if mean is None:
+        return NA
+    spread = f" ± {std:.1f}" if std is not None else ""
+    return f"{mean:.1f}{spread} ({n})"
+
+
+def group_table(systems: Sequence[_System]) -> Table:
+    """Table 4: per video and per person, the mean of the groups' accuracy ± its sample
+    standard deviation, with the number of groups."""
+    models, frameworks, by = _grid(systems)
+    columns = ["Model", *frameworks, *frameworks]
+    rows = []
+    for model in models:
+        row: list[Any] = [model]
+        for kind in ("video", "person"):
+            for framework in frameworks:
+                s = by.get((model, framework))
+                row.append(NA if s is None else _mean_std(
+                    getattr(s.score, f"{kind}_mean"), getattr(s.score, f"{kind}_std"),
+                    len(getattr(s.score, f"by_{kind}"))))
+        rows.append(row)
+    return Table(title="SuperMemory-VQA per video and per person (Table 4): mean ± sample std "
+                       "of accuracy (groups)",
+                 columns=columns, rows=rows,
+                 header_groups=[("Per-Video", len(frameworks)), ("Per-Person", len(frameworks))])
+
+
+def vague_table(systems: Sequence[_System]) -> Table:
+    """Table 5: accuracy with partial credit for the vague option, and its gain over Acc."""
+    models, frameworks, by = _grid(systems)
+    rows = []
+    weight = next((s.score.vague_weight for s in systems), 0.5)
+    for model in models:
+        row: list[Any] = [model]
+        for framework in frameworks:
+            s = by.get((model, framework))
+            row.append(DeltaCell(value=s.score.vague_credit_acc, delta=s.score.vague_gain)
+                       if s else None)
+        rows.append(row)
+    return Table(title=f"SuperMemory-VQA vague credit (Table 5): accuracy with vague options "
+                       f"worth {weight:g} (gain over Acc)",
+                 columns=["Model", *frameworks], rows=rows)
+
+
+def breakdown_table(systems: Sequence[_System]) -> Table:
+    """Fig. 8's numbers: what answerable and unanswerable questions got (% of each)."""
+    rows = []
+    for s in systems:
+        a, u = s.score.answerable, s.score.unanswerable
+        rows.append([s.name, s.score.n_answerable, a.correct, a.vague, a.wrong, a.abstained,
+                     a.invalid, s.score.n_unanswerable, u.abstained, u.answered, u.invalid])
+    return Table(title="SuperMemory-VQA answerability (Fig. 8), % of answerable / "
+                       "unanswerable questions",
+                 columns=["system", "n", "correct", "vague", "wrong", "abstained", "invalid",
+                          "n", "abstained", "answered", "invalid"],
+                 rows=rows, header_groups=[("", 1), ("Answerable", 6), ("Unanswerable", 4)])
+
+
+def skill_figure(systems: Sequence[_System], path: Path) -> Path | None:
+    """Fig. 7/9: QA accuracy by skill, one bar per system; None without skills."""
+    skills = list(dict.fromkeys(k for s in systems for k in s.score.by_skill))
+    if not skills:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    width = 0.8 / max(len(systems), 1)
+    x = np.arange(len(skills))
+    fig, ax = plt.subplots(figsize=(max(7, 1.4 * len(skills)), 4.5))
+    for n, s in enumerate(systems):
+        values = [s.score.by_skill[k].qa_acc if k in s.score.by_skill else 0.0 for k in skills]
+        ax.bar(x + n * width - 0.4 + width / 2, values, width, label=s.name)
+    ax.set_xticks(x)
+    ax.set_xticklabels([k.replace("_", "\n") for k in skills], fontsize=8)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("QA-Acc (%)")
+    ax.set_title("SuperMemory-VQA: accuracy by skill")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    _write_numbers(path, {s.name: {k: s.score.by_skill[k].qa_acc for k in skills
+                                   if k in s.score.by_skill} for s in systems})
+    return path
+
+
+def _write_numbers(figure: Path, numbers: Mapping[str, Any]) -> None:
+    """The plotted numbers beside the figure (``<name>.json``, unrounded), as M3Eval's do."""
+    figure.with_suffix(".json").write_text(json.dumps(numbers, indent=1), encoding="utf-8")
+
+
+def answerability_figure(systems: Sequence[_System], path: Path) -> Path | None:
+    """Fig. 8: for each system, a stacked bar of answerable questions (correct, vague, wrong,
+    abstained, invalid) and one of unanswerable ones (abstained, answered, invalid)."""
+    if not systems:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    parts = [("answerable", "correct", "#2e7d32"), ("answerable", "vague", "#9ccc65"),
+             ("answerable", "wrong", "#c62828"), ("answerable", "abstained", "#ffa000"),
+             ("answerable", "invalid", "#757575"),
+             ("unanswerable", "abstained", "#1565c0"), ("unanswerable", "answered", "#ad1457"),
+             ("unanswerable", "invalid", "#9e9e9e")]
+    labels = [f"{s.name}\n{kind}" for s in systems for kind in ("answerable", "unanswerable")]
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(labels) + 1.5))
+    left = [0.0] * len(labels)
+    for kind, part, colour in parts:
+        values = []
+        for s in systems:
+            for bar in ("answerable", "unanswerable"):
+                value = getattr(getattr(s.score, bar), part, None) if bar == kind else None
+                values.append(value or 0.0)
+        ax.barh(labels, values, left=left, color=colour, label=f"{kind}: {part}")
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of questions")
+    ax.invert_yaxis()
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    _write_numbers(path, {s.name: {"answerable": s.score.answerable.model_dump(),
+                                   "unanswerable": s.score.unanswerable.model_dump()}
+                          for s in systems})
+    return path
+
+
+def _interval_tables(runs: Sequence[LoggedRun]) -> list[Table]:
+    from m3kit.benchmarks.intervals import interval_table
+    from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
+
+    table = interval_table(DECLARED, runs, system_label)
+    return [table] if table is not None else []
+
+
+def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
+             cards: Mapping[str, Any] | None = None,
+             humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
+    """The SuperMemory-VQA section of ``m3kit report`` (eval logs and score files);
+    writes its figures into ``out_dir``."""
+    systems = _systems(logged, cards)
+    if not systems:
+        return []
+    tables = [main_table(systems)]
+    blind = blind_table(systems)
+    tables += [blind] if blind is not None else []
+    tables += [group_table(systems), vague_table(systems), breakdown_table(systems),
+               *_interval_tables(logged)]
+    questions = {s.question.id: s.question for run in logged for s in run.samples
+                 if s.question is not None}
+    if questions:
+        tables += stats_tables(dataset_stats(list(questions.values())))
+    figures = [f.name for f in (skill_figure(systems, Path(out_dir) / SKILL_FIGURE),
+                                answerability_figure(systems, Path(out_dir) / ANSWERABILITY_FIGURE))
+               if f is not None]
+    notes = [("Invalid replies and questions without an answer are wrong on every metric "
+             "(docs/metrics.md, \"SuperMemory-VQA\"). Intervals resample persons.")]
+    for s in systems:
+        if s.score.n_excluded:
+            notes.append(f"{s.name}: {s.score.n_excluded} question(s) excluded, their media "
+                         "unreadable.")
+    return [ReportSection(benchmark=BENCHMARK, title="SuperMemory-VQA", tables=tables,
+                          figures=figures, notes=notes)]

@@ -1,0 +1,579 @@
+"""SuperMemory-VQA's numbers (seed 003 §4.3, Tables 2-5, Fig. 8), from raw predictions of any
+harness or from an eval log: ``score_predictions`` reads a predictions file, ``scores_from_log``
+an eval run's samples; both build one ``SuperMemoryItem`` per question and ``aggregate`` them.
+
+Every figure is on the 0-100 scale (docs/metrics.md, "SuperMemory-VQA", has every rule):
+
+- ``qa_acc``: the first-ranked option is the gold; an invalid reply is wrong;
+- ``ans_f1``: F1 of the answer/abstain decision, positive = answerable (a valid answer that is
+  not the abstain option); ``abstain_f1``: positive = unanswerable; an invalid reply is the
+  wrong decision in both;
+- ``qa_mrr``: mean reciprocal rank of the gold, unranked options tied
+  (``m3kit.metrics.ranking.reciprocal_rank``); invalid 0;
+- ``vague_credit_acc``: the ``vague`` option of an answerable question earns ``vague_weight``;
+  ``vague_gain`` = ``vague_credit_acc - qa_acc`` (Table 5's bracket);
+- ``by_skill``, ``by_person`` / ``by_video`` with the mean and sample std of the groups' accuracy
+  (Table 4), ``answerable`` / ``unanswerable`` breakdowns (Fig. 8).
+
+A question with no prediction (``n_missing``) is scored exactly as an invalid reply. In an eval
+log, a sample that failed for its model or memory is scored as invalid too (``n_failed``); one
+whose media could not be read is excluded and counted (``n_excluded``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from m3kit.benchmarks.supermemory.load import (
+    SKILLS,
+    SuperMemorySet,
+    load_supermemory,
+)
+from m3kit.benchmarks.supermemory.stats import DatasetStats, dataset_stats, stats_tables
+from m3kit.metrics.ranking import (
+    binary_f1,
+    choice_credit,
+    mean_and_sample_std,
+    parse_ranking,
+    ranking_from_values,
+    reciprocal_rank,
+)
+from m3kit.schema import (
+    ChoiceRole,
+    LoggedSample,
+    PredictionsCard,
+    Question,
+    ScoreItem,
+    SkippedRecord,
+    match_predictions,
+)
+from m3kit.schema.evallog import mean_cost
+from m3kit.schema.io import read_predictions_lenient
+from m3kit.schema.report import Table, cost_cell, number_cell
+
+__all__ = [
+    "DEFAULT_VAGUE_WEIGHT",
+    "AnswerableBreakdown",
+    "GroupAccuracy",
+    "PredictionRow",
+    "SkillScore",
+    "SuperMemoryItem",
+    "SuperMemoryScore",
+    "UnanswerableBreakdown",
+    "aggregate",
+    "cluster_of",
+    "headline",
+    "item_correct",
+    "item_of",
+    "items_from_log",
+    "items_from_predictions",
+    "option_types",
+    "read_predictions",
+    "score_predictions",
+    "score_text",
+    "scores_from_log",
+    "scoring_rules",
+    "summary_rows",
+]
+
+# Table 5 gives vague choices partial credit without stating the weight: half by default.
+DEFAULT_VAGUE_WEIGHT = 0.5
+ABSTAIN = "abstain"
+
+
+# -- the per-item record ---------------------------------------------------------------------
+
+
+class SuperMemoryItem(ScoreItem):
+    """One scored question: the ranking read from the reply (0-based option indices, best
+    first; ``None`` when invalid, missing or failed), the gold index, each option's type
+    (``correct`` / ``vague`` / ``incorrect`` / ``abstain``), whether it is answerable, its skill,
+    person and question video; ``missing``: no prediction was given."""
+
+    ranking: list[int] | None = None
+    gold: int = 0
+    option_types: list[str] = Field(default_factory=list)
+    answerable: bool = True
+    skill: str = ""
+    subject: str = ""
+    video: str = ""
+    missing: bool = False
+
+    @property
+    def answer(self) -> int | None:
+        """The first-ranked option, or ``None``."""
+        return self.ranking[0] if self.ranking else None
+
+    @property
+    def answer_type(self) -> str | None:
+        """The type of the option answered (``None``: invalid)."""
+        answer = self.answer
+        return self.option_types[answer] if answer is not None else None
+
+
+def option_types(question: Question) -> list[str]:
+    """Each option's type: ``abstain`` for the abstain option, else its released choice type."""
+    released = list(question.metadata.get("choice_types") or [])
+    out = []
+    for n, choice in enumerate(question.choices):
+        if choice.role is ChoiceRole.ABSTAIN:
+            out.append(ABSTAIN)
+        elif n < len(released):
+            out.append(str(released[n]))
+        else:
+            out.append(choice.role.value if choice.role is not None else "incorrect")
+    return out
+
+
+def _gold(question: Question) -> int:
+    return question.letters.index(question.answer)
+
+
+def item_of(question: Question, ranking: list[int] | None, *, missing: bool = False,
+            failed: bool = False) -> SuperMemoryItem:
+    """The record of ``question`` answered with ``ranking`` (``None``: invalid); ``missing``:
+    no prediction at all; ``failed``: the sample got no answer (both scored as invalid)."""
+    gold = _gold(question)
+    if failed:
+        status, ranking = "failed", None
+    elif ranking is None:
+        status = "invalid"
+    else:
+        status = "correct" if ranking[0] == gold else "incorrect"
+    meta = question.metadata
+    return SuperMemoryItem(
+        id=question.id, status=status, ranking=ranking, gold=gold,
+        option_types=option_types(question), answerable=bool(meta.get("is_answerable", True)),
+        skill=str(meta.get("skill") or question.question_type or ""),
+        subject=str(meta.get("subject", "")), video=str(meta.get("primary_video_id", "")),
+        missing=missing, groups={"skill": meta.get("skill")},
+    )
+
+
+# -- the score card ----------------------------------------------------------------------------
+
+
+class SkillScore(BaseModel):
+    """One skill's questions: how many, QA-Acc and QA-MRR (0-100)."""
+
+    n: int
+    qa_acc: float
+    qa_mrr: float
+
+
+class GroupAccuracy(BaseModel):
+    """One person's (or one video's) questions: how many, and QA-Acc (0-100)."""
+
+    n: int
+    qa_acc: float
+
+
+class AnswerableBreakdown(BaseModel):
+    """What answerable questions got, in percent of them (Fig. 8): the gold, the vague
+    option, a wrong option, the abstain option, or an invalid (or missing) reply."""
+
+    correct: float | None = None
+    vague: float | None = None
+    wrong: float | None = None
+    abstained: float | None = None
+    invalid: float | None = None
+
+
+class UnanswerableBreakdown(BaseModel):
+    """What unanswerable questions got, in percent of them (Fig. 8): the abstain option (the
+    gold), another option, or an invalid (or missing) reply."""
+
+    abstained: float | None = None
+    answered: float | None = None
+    invalid: float | None = None
+
+
+class SuperMemoryScore(PredictionsCard):
+    """All of SuperMemory-VQA's numbers for one run or predictions file (0-100)."""
+
+    n: int
+    n_answerable: int
+    n_unanswerable: int
+    n_invalid: int  # replies that parse to no ranking
+    n_missing: int  # questions without a prediction
+    qa_acc: float | None
+    ans_f1: float | None
+    abstain_f1: float | None
+    qa_mrr: float | None
+    vague_credit_acc: float | None
+    vague_gain: float | None  # vague_credit_acc - qa_acc
+    vague_weight: float
+    by_skill: dict[str, SkillScore] = Field(default_factory=dict)
+    by_person: dict[str, GroupAccuracy] = Field(default_factory=dict)
+    person_mean: float | None = None
+    person_std: float | None = None
+    by_video: dict[str, GroupAccuracy] = Field(default_factory=dict)
+    video_mean: float | None = None
+    video_std: float | None = None
+    answerable: AnswerableBreakdown = Field(default_factory=AnswerableBreakdown)
+    unanswerable: UnanswerableBreakdown = Field(default_factory=UnanswerableBreakdown)
+    n_failed: int = 0  # eval logs: samples that got no answer (scored as invalid)
+    n_excluded: int = 0  # eval logs: samples whose media could not be read (left out)
+    data_stats: DatasetStats | None = None  # appendix E, when asked for (``--stats``)
+
+    optional_keys: ClassVar[tuple[str, ...]] = ("data_stats",)
+
+
+def _percent(part: float, whole: int) -> float | None:
+    return 100.0 * part / whole if whole else None
+
+
+def _f1(value: float | None) -> float | None:
+    return 100.0 * value if value is not None else None
+
+
+def _acc(items: Sequence[SuperMemoryItem]) -> float | None:
+    return _percent(sum(i.status == "correct" for i in items), len(items))
+
+
+def _mrr(items: Sequence[SuperMemoryItem]) -> float | None:
+    if not items:
+        return None
+    return 100.0 * fmean(reciprocal_rank(i.ranking, i.gold, len(i.option_types) or 4)
+                         for i in items)
+
+
+def _decisions(items: Sequence[SuperMemoryItem]) -> list[bool | None]:
+    """Per item: whether it answered (not the abstain option); ``None`` when invalid."""
+    return [None if i.answer is None else i.answer_type != ABSTAIN for i in items]
+
+
+def _groups(items: Iterable[SuperMemoryItem], key: str) -> dict[str, GroupAccuracy]:
+    members: dict[str, list[SuperMemoryItem]] = defaultdict(list)
+    for item in items:
+        members[getattr(item, key)].append(item)
+    return {name: GroupAccuracy(n=len(group), qa_acc=_acc(group) or 0.0)
+            for name, group in sorted(members.items(), key=lambda kv: _natural(kv[0]))}
+
+
+def _natural(name: str) -> tuple[int, str]:
+    return (int(name), "") if name.isdigit() else (1 << 62, name)
+
+
+def _breakdowns(items: Sequence[SuperMemoryItem]
+                ) -> tuple[AnswerableBreakdown, UnanswerableBreakdown]:
+    answerable = [i for i in items if i.answerable]
+    unanswerable = [i for i in items if not i.answerable]
+    counts: dict[str, int] = defaultdict(int)
+    for item in answerable:
+        kind = item.answer_type
+        counts[{None: "invalid", "correct": "correct", "vague": "vague",
+                ABSTAIN: "abstained"}.get(kind, "wrong")] += 1
+    n = len(answerable)
+    a = AnswerableBreakdown(**{k: _percent(counts[k], n) for k in
+                               ("correct", "vague", "wrong", "abstained", "invalid")})
+    m = len(unanswerable)
+    u = UnanswerableBreakdown(
+        abstained=_percent(sum(i.answer_type == ABSTAIN for i in unanswerable), m),
+        answered=_percent(sum(i.answer is not None and i.answer_type != ABSTAIN
+                              for i in unanswerable), m),
+        invalid=_percent(sum(i.answer is None for i in unanswerable), m),
+    )
+    return a, u
+
+
+def aggregate(items: Sequence[SuperMemoryItem], *,
+              vague_weight: float = DEFAULT_VAGUE_WEIGHT) -> SuperMemoryScore:
+    """The benchmark's numbers over per-question records (every rule: module doc)."""
+    answerable = [i.answerable for i in items]
+    decisions = _decisions(items)
+    abstentions = [None if d is None else not d for d in decisions]
+    credit = [choice_credit("correct" if i.status == "correct" else i.answer_type,
+                            answerable=i.answerable, vague_weight=vague_weight) for i in items]
+    qa_acc = _acc(items)
+    vague = 100.0 * fmean(credit) if items else None
+    by_skill: dict[str, list[SuperMemoryItem]] = defaultdict(list)
+    for item in items:
+        by_skill[item.skill].append(item)
+    order = {s: n for n, s in enumerate(SKILLS)}
+    by_person = _groups(items, "subject")
+    by_video = _groups(items, "video")
+    person_mean, person_std = mean_and_sample_std([g.qa_acc for g in by_person.values()])
+    video_mean, video_std = mean_and_sample_std([g.qa_acc for g in by_video.values()])
+    answerable_breakdown, unanswerable_breakdown = _breakdowns(items)
+    return SuperMemoryScore(
+        n=len(items),
+        n_answerable=sum(answerable),
+        n_unanswerable=len(items) - sum(answerable),
+        n_invalid=sum(i.status == "invalid" and not i.missing for i in items),
+        n_missing=sum(i.missing for i in items),
+        n_failed=sum(i.status == "failed" for i in items),
+        qa_acc=qa_acc,
+        ans_f1=_f1(binary_f1(answerable, decisions)),
+        abstain_f1=_f1(binary_f1([not a for a in answerable], abstentions)),
+        qa_mrr=_mrr(items),
+        vague_credit_acc=vague,
+        vague_gain=vague - qa_acc if vague is not None and qa_acc is not None else None,
+        vague_weight=vague_weight,
+        by_skill={s: SkillScore(n=len(g), qa_acc=_acc(g) or 0.0, qa_mrr=_mrr(g) or 0.0)
+                  for s, g in sorted(by_skill.items(), key=lambda kv: order.get(kv[0], 99))},
+        by_person=by_person, person_mean=person_mean, person_std=person_std,
+        by_video=by_video, video_mean=video_mean, video_std=video_std,
+        answerable=answerable_breakdown, unanswerable=unanswerable_breakdown,
+    )
+
+
+# -- external predictions ----------------------------------------------------------------------
+
+
+class PredictionRow(BaseModel):
+    """One line of a predictions file: ``question_id`` (int or string) and either ``ranking``
+    (letters A-D or 0-based indices, best first, possibly partial; or a ranking string) or
+    ``prediction`` (the raw reply). A ranking that names no option is kept: it scores as an
+    invalid reply."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    id: str = Field(alias="question_id")
+    ranking: list[Any] | str | int | None = None
+    prediction: str | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip():
+            raise ValueError(f"not a question id: {value!r}")
+        return str(value).strip()
+
+    @field_validator("prediction")
+    @classmethod
+    def _one_answer(cls, value: str | None, info: Any) -> str | None:
+        if value is None and info.data.get("ranking") is None:
+            raise ValueError("needs 'ranking' or 'prediction'")
+        return value
+
+    def parsed(self, n_options: int = 4) -> list[int] | None:
+        """The ranking this line gives (``None``: invalid); ``ranking`` wins over
+        ``prediction`` when both are there."""
+        if isinstance(self.ranking, list):
+            return ranking_from_values(self.ranking, n_options)
+        if isinstance(self.ranking, int):  # one 0-based index
+            return ranking_from_values([self.ranking], n_options)
+        if isinstance(self.ranking, str):
+            return parse_ranking(self.ranking, n_options)
+        return parse_ranking(self.prediction, n_options)
+
+
+def read_predictions(path: str | Path) -> tuple[dict[str, PredictionRow], list[SkippedRecord]]:
+    """The lines of a predictions file (JSON Lines, or a JSON list with ``.json``) by question
+    id, and each line left out, named: not UTF-8 or not JSON, no id, neither ranking nor
+    prediction, an id given again (the first is kept)."""
+    from m3kit.schema.io import iter_json_records
+
+    file = Path(path)
+    records = iter_json_records(file, lines=file.suffix.lower() != ".json",
+                                id_keys=("question_id",))
+    rows, skipped = read_predictions_lenient(
+        file, PredictionRow,
+        [(name, _with_prediction(raw)) for name, raw in records], id_keys=("question_id",))
+    return {r.id: r for r in rows}, skipped
+
+
+def _with_prediction(raw: Any) -> Any:
+    # ``prediction`` needs a value for its validator (the "one of them" rule) to run
+    if isinstance(raw, dict) and "prediction" not in raw:
+        return {**raw, "prediction": None}
+    return raw
+
+
+def _predicted_items(loaded: SuperMemorySet, rows: Mapping[str, PredictionRow]
+                     ) -> list[SuperMemoryItem]:
+    items = []
+    for question in loaded.questions:
+        row = rows.get(question.id)
+        n = len(question.choices)
+        items.append(item_of(question, row.parsed(n) if row is not None else None,
+                             missing=row is None))
+    return items
+
+
+def _loaded_predictions(data: Path, predictions: Path
+                        ) -> tuple[SuperMemorySet, list[SuperMemoryItem], list[SkippedRecord]]:
+    from m3kit.errors import SchemaError
+
+    loaded = load_supermemory(data)
+    if not Path(predictions).is_file():
+        raise SchemaError("no such predictions file", path=predictions)
+    rows, bad = read_predictions(predictions)
+    skipped = [*loaded.skipped, *bad]
+    unmatched = match_predictions({q.id for q in loaded.questions}, rows, data=data,
+                                  predictions=predictions, skipped=skipped,
+                                  ignored=loaded.skipped_question_ids)
+    skipped += [SkippedRecord.at(predictions, qid, "no question has this id", "question_id")
+                for qid in unmatched]
+    return loaded, _predicted_items(loaded, rows), skipped
+
+
+def score_predictions(data: Path, predictions: Path, *,
+                      vague_weight: float = DEFAULT_VAGUE_WEIGHT,
+                      stats: bool = False) -> SuperMemoryScore:
+    """Score a predictions file against ``data`` (a SuperMemory-VQA folder or its
+    ``all_qa.json``). The card's ``skipped`` lists the data's skips, the predictions file's,
+    then the predictions whose id matches no question; ``stats``: the card carries the data
+    set's statistics too (``data_stats``). ``NothingToScoreError`` when no question loads or
+    no prediction matches one."""
+    loaded, items, skipped = _loaded_predictions(data, predictions)
+    card = aggregate(items, vague_weight=vague_weight)
+    if stats:
+        card = card.model_copy(update={"data_stats": dataset_stats(loaded.questions)})
+    unmatched = [s.record or "" for s in skipped
+                 if s.file == str(predictions) and s.reason == "no question has this id"]
+    notes = ([f"{card.n_missing} question(s) have no prediction: scored as invalid replies"]
+             if card.n_missing else [])
+    return card.with_skips(skipped, unmatched, notes)
+
+
+def items_from_predictions(data: Path, predictions: Path, **_options: Any
+                           ) -> list[SuperMemoryItem]:
+    """The per-item records of a predictions file, as ``score_predictions`` scores them (its
+    options change no record)."""
+    return _loaded_predictions(data, predictions)[1]
+
+
+# -- eval logs ---------------------------------------------------------------------------------
+
+
+def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[SuperMemoryItem], int]:
+    """The records of a run's samples (ids set), and how many were excluded (media
+    unreadable); a sample inspect errored on, or without a record, is failed."""
+    items: list[SuperMemoryItem] = []
+    excluded = 0
+    for sample in samples:
+        question = sample.question
+        if question is None:
+            continue
+        if sample.excluded:
+            excluded += 1
+            continue
+        item = sample.item
+        if sample.error is None and isinstance(item, SuperMemoryItem):
+            items.append(item.model_copy(update={"id": question.id}))
+        elif sample.error is None and item is not None:
+            items.append(SuperMemoryItem.model_validate(
+                {**item.model_dump(), "id": question.id}))
+        else:
+            items.append(item_of(question, None, failed=True))
+    return items, excluded
+
+
+def scores_from_log(samples: Sequence[LoggedSample], *,
+                    vague_weight: float = DEFAULT_VAGUE_WEIGHT) -> SuperMemoryScore:
+    """The numbers of one ``supermemory`` run from its samples
+    (``m3kit.report.logs.read_samples``)."""
+    items, excluded = _log_items(samples)
+    card = aggregate(items, vague_weight=vague_weight)
+    return card.model_copy(update={"n_excluded": excluded})
+
+
+def items_from_log(samples: Sequence[LoggedSample]) -> list[SuperMemoryItem]:
+    """The per-item records of a run, as ``scores_from_log`` counts them."""
+    return _log_items(samples)[0]
+
+
+def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:
+    """What ``m3kit eval`` prints: Ans-F1, QA-Acc, QA-MRR (Table 2's columns) for the run and
+    per skill, with the invalid, failed and excluded counts and the mean cost."""
+    card = scores_from_log(samples)
+    tokens, images = mean_cost(samples)
+    columns = ["skill", "n", "Ans-F1", "Acc", "MRR", "invalid", "failed", "excluded",
+               "tok in", "images"]
+    rows = [["all", str(card.n), number_cell(card.ans_f1), number_cell(card.qa_acc),
+             number_cell(card.qa_mrr), str(card.n_invalid), str(card.n_failed),
+             str(card.n_excluded), cost_cell(tokens), cost_cell(images)]]
+    rows += [[skill, str(s.n), "", number_cell(s.qa_acc), number_cell(s.qa_mrr), "", "", "",
+              "", ""] for skill, s in card.by_skill.items()]
+    return columns, rows
+
+
+# -- printing, intervals, the card -------------------------------------------------------------
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def score_text(card: SuperMemoryScore, predictions: Path) -> list[Table]:
+    """What ``m3kit score supermemory`` prints: the headline numbers with their counts, then
+    accuracy by skill, by person and the answerability breakdown (2 decimals; ``--json`` is
+    never rounded)."""
+    main = Table(title=f"SuperMemory-VQA · {card.n} questions · {predictions.name}",
+                 columns=["metric", "score"], rows=[])
+    for key in ("ans_f1", "abstain_f1", "qa_acc", "qa_mrr", "vague_credit_acc", "vague_gain",
+                "person_mean", "person_std", "video_mean", "video_std"):
+        main.rows.append([key, _cell(getattr(card, key))])
+    for key in ("n", "n_answerable", "n_unanswerable", "n_invalid", "n_missing"):
+        main.rows.append([key, str(getattr(card, key))])
+    main.rows.append(["vague_weight", f"{card.vague_weight:g}"])
+    skills = Table(title="by skill", columns=["skill", "n", "qa_acc", "qa_mrr"],
+                   rows=[[k, str(v.n), _cell(v.qa_acc), _cell(v.qa_mrr)]
+                         for k, v in card.by_skill.items()])
+    persons = Table(title="by person", columns=["person", "n", "qa_acc"],
+                    rows=[[k, str(v.n), _cell(v.qa_acc)] for k, v in card.by_person.items()])
+    a, u = card.answerable, card.unanswerable
+    breakdown = Table(
+        title=f"answerability ({card.n_answerable} answerable, {card.n_unanswerable} not), %",
+        columns=["questions", "correct", "vague", "wrong", "abstained", "answered", "invalid"],
+        rows=[["answerable", _cell(a.correct), _cell(a.vague), _cell(a.wrong),
+               _cell(a.abstained), "", _cell(a.invalid)],
+              ["unanswerable", "", "", "", _cell(u.abstained), _cell(u.answered),
+               _cell(u.invalid)]])
+    tables = [main, skills, persons, breakdown]
+    return tables + (stats_tables(card.data_stats) if card.data_stats is not None else [])
+
+
+def headline(items: Sequence[SuperMemoryItem]) -> dict[str, float | None]:
+    """Table 2's numbers of per-item records (0-100), equal to the score card's: ``ans_f1``,
+    ``qa_acc`` and ``qa_mrr`` (computed alone: the bootstrap calls this once a resample)."""
+    if not items:
+        return {"ans_f1": None, "qa_acc": None, "qa_mrr": None}
+    correct = rr = 0.0
+    tp = fp = fn = 0
+    for item in items:
+        ranking = item.ranking
+        correct += item.status == "correct"
+        rr += reciprocal_rank(ranking, item.gold, len(item.option_types) or 4)
+        # answered: a valid answer other than the abstain option; invalid: the wrong decision
+        answered = (not item.answerable) if not ranking else \
+            item.option_types[ranking[0]] != ABSTAIN
+        tp += item.answerable and answered
+        fp += answered and not item.answerable
+        fn += item.answerable and not answered
+    n = len(items)
+    f1 = 100.0 * 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
+    return {"ans_f1": f1, "qa_acc": 100.0 * correct / n, "qa_mrr": 100.0 * rr / n}
+
+
+def cluster_of(item: SuperMemoryItem) -> str:
+    """The unit SuperMemory-VQA's intervals resample: the person (all questions about one
+    person's recordings share their days, places and people; videos nest in persons)."""
+    return item.subject or item.id or ""
+
+
+def item_correct(item: SuperMemoryItem) -> bool:
+    """Whether the first-ranked option is the gold."""
+    return item.status == "correct"
+
+
+def scoring_rules(vague_weight: float = DEFAULT_VAGUE_WEIGHT) -> dict[str, str]:
+    """The scoring rules in force, for the reproducibility card."""
+    return {
+        "reply": "ranking after the last 'Ranking:'/'Answer:', letters joined by '>' or ','; "
+                 "a lone letter is a one-item ranking; else invalid",
+        "qa_acc": "first-ranked option = gold; invalid and missing wrong",
+        "ans_f1": "positive = answerable; invalid is the wrong decision",
+        "qa_mrr": "unranked options tied (mean of their reciprocal ranks); invalid 0",
+        "vague_weight": f"{vague_weight:g}",
+        "std": "sample (n-1) over persons / videos",
+    }

@@ -1,0 +1,303 @@
+"""The ``supermemory`` inspect task: SuperMemory-VQA questions answered directly, blind, or
+through a memory of the person's whole timeline, every answer a ranking of the four options.
+
+Task args (``-T``):
+
+- ``data``: the SuperMemory-VQA folder (holding ``data/json/all_qa.json``, ``data/video/``,
+  ``data/transcripts/``) or its ``data`` folder; required;
+- ``frames``: frames of the question's session, uniform from its start to the question's
+  moment (default 32, as Video-RAG's 32 frames in seed 003 §4.2); the session's transcript up
+  to that moment goes with them as text;
+- ``blind``: the question and its options alone (the seed's Table 3);
+- ``memory`` (``m3kit eval --memory``) and ``memory_config``: answer through a memory of
+  ``m3kit.memory``; the memory key is the person, its events every session's frames (one every
+  ``1/memory_fps`` s, default 0.1: one frame every 10 s) and transcript lines on one unix
+  clock, and the memory sees only what came before the question (``Memory.visible``);
+- ``memory_fps``: the memory's frame rate; ``max_side``, ``frame_store``, ``cache``: as in
+  every m3kit task.
+
+Generation is greedy (temperature 0) unless the command line says otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from inspect_ai import Task, task
+from inspect_ai.solver import solver
+
+from m3kit.benchmarks.supermemory.load import (
+    BENCHMARK,
+    Session,
+    SuperMemorySet,
+    data_files,
+    load_supermemory,
+)
+from m3kit.benchmarks.supermemory.prompt import (
+    FRAMES_PREAMBLE,
+    direct_text,
+    memory_text,
+    prompt_template,
+    question_block,
+    transcript_text,
+)
+from m3kit.benchmarks.supermemory.score import scoring_rules
+from m3kit.benchmarks.supermemory.scorer import supermemory_answer
+from m3kit.benchmarks.supermemory.timeline import (
+    DEFAULT_MEMORY_FPS,
+    person_events,
+    transcript_before,
+    wall_clock,
+)
+from m3kit.errors import M3kitError
+from m3kit.harness.card import frame_policy_card, task_card_metadata
+from m3kit.harness.defaults import task_generate_config
+from m3kit.harness.frames import FramePolicy, image_content, policy_fingerprint
+from m3kit.harness.sample_state import resolve_memory, timed
+from m3kit.harness.skips import warn_skipped
+from m3kit.harness.solvers import FrameSource, direct_solver, memory_solver
+from m3kit.schema import Question
+from m3kit.schema.card import ReproCard, files_fingerprint
+from m3kit.schema.evallog import (
+    BLIND_KEY,
+    FPS_KEY,
+    FRAMES_KEY,
+    MEDIA_ROOT_KEY,
+    MEMORY_KEY,
+    MEMORY_NAME_KEY,
+    QUESTION_KEY,
+    SKIPPED_KEY,
+    SampleRecord,
+)
+
+if TYPE_CHECKING:
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import Content
+    from inspect_ai.solver import Solver, TaskState
+
+    from m3kit.memory.base import Memory, MemoryEvent
+
+__all__ = [
+    "DEFAULT_FRAMES",
+    "SESSIONS_META",
+    "SESSION_META",
+    "person_key",
+    "supermemory",
+    "supermemory_dataset",
+    "supermemory_memory_solver",
+    "supermemory_solver",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FRAMES = 32  # Video-RAG's frames per question in seed 003 §4.2
+SESSIONS_META = "supermemory_sessions"  # the person's sessions (sample metadata, JSON)
+SESSION_META = "supermemory_session"  # the question's session id
+
+
+class SuperMemoryTaskError(M3kitError, ValueError):
+    """A ``supermemory`` task argument is invalid."""
+
+
+def person_key(subject: int | str) -> str:
+    """The memory key of a person: all of their sessions are one memory."""
+    return f"person_{subject}"
+
+
+def _to_sample(question: Question, data: SuperMemorySet) -> Sample:
+    from inspect_ai.dataset import Sample
+
+    subject = int(question.metadata["subject"])
+    return Sample(
+        id=question.id,
+        input=question_block(question),
+        target=question.answer,
+        metadata={
+            QUESTION_KEY: question.model_dump(mode="json"),
+            MEMORY_KEY: person_key(subject),
+            MEDIA_ROOT_KEY: str(data.root) if data.root is not None else None,
+            "skill": question.metadata.get("skill"),
+            SESSION_META: question.metadata.get("primary_video_id"),
+            SESSIONS_META: [s.model_dump(mode="json") for s in data.sessions.get(subject, [])],
+        },
+    )
+
+
+def supermemory_dataset(data: SuperMemorySet) -> MemoryDataset:
+    """The loaded questions as inspect samples, in file order."""
+    from inspect_ai.dataset import MemoryDataset
+
+    return MemoryDataset([_to_sample(q, data) for q in data.questions], name=BENCHMARK)
+
+
+def _sessions(state: TaskState) -> list[Session]:
+    return [Session.model_validate(s) for s in state.metadata.get(SESSIONS_META) or []]
+
+
+def _question_session(state: TaskState) -> Session | None:
+    wanted = state.metadata.get(SESSION_META)
+    return next((s for s in _sessions(state) if s.video_id == wanted), None)
+
+
+def _transcript(state: TaskState, question: Question) -> str:
+    """The question session's transcript up to the question, as prompt lines."""
+    root = state.metadata.get(MEDIA_ROOT_KEY)
+    session = _question_session(state)
+    if root is None or session is None or question.time is None:
+        return ""
+    heard = transcript_before(Path(root), session, question.time)
+    return transcript_text([(wall_clock(e.time).split(" ")[1] if e.time is not None else "",
+                             e.text) for e in heard])
+
+
+@solver
+def supermemory_solver(
+    frames: int = DEFAULT_FRAMES,
+    blind: bool = False,
+    max_side: int | None = None,
+    frame_store: str | None = None,
+    cache: bool = True,
+) -> Solver:
+    """The question session's frames and transcript up to the question's moment (the causal
+    cut: ``select_frames`` and ``causal_cut``), then the question and the ranking request;
+    blind: the question alone."""
+    policy = FramePolicy(policy="uniform", n=0 if blind else frames, max_side=max_side)
+    source = FrameSource(frame_store, policy=lambda _q: policy)
+
+    async def message(state: TaskState, question: Question,
+                      record: SampleRecord) -> tuple[str | list[Content], int]:
+        from inspect_ai.model import ContentText
+
+        if blind:
+            return direct_text(question, now=None, transcript="", blind=True), 0
+        chosen = await timed(record, "frames",
+                             source.select(question, state.metadata.get(MEDIA_ROOT_KEY)))
+        images = await timed(record, "frames", image_content(chosen))
+        record.frames = [f.path for f in chosen]
+        record.frame_times = [f.time for f in chosen]
+        now = wall_clock(question.time) if question.time is not None else None
+        text = direct_text(question, now=now, transcript=_transcript(state, question),
+                           blind=False)
+        if not images:
+            return text, 0
+        intro = FRAMES_PREAMBLE.format(n=len(images),
+                                       session=state.metadata.get(SESSION_META))
+        return [ContentText(text=intro), *images, ContentText(text=text)], len(images)
+
+    return direct_solver(message, cache=cache,
+                         scope=lambda _q: {"frames": policy_fingerprint(policy)})
+
+
+@solver
+def supermemory_memory_solver(
+    memory: str | Memory,
+    memory_config: dict[str, Any] | None = None,
+    memory_fps: float = DEFAULT_MEMORY_FPS,
+    max_side: int | None = None,
+    frame_store: str | None = None,
+    cache: bool = True,
+) -> Solver:
+    """The person's whole timeline goes into ``memory`` once per person (frames of every
+    session at ``memory_fps``, transcript lines); the memory answers with the model under
+    evaluation from what was recorded up to the question's moment."""
+    import anyio
+
+    mem = resolve_memory(memory, memory_config, none_hint="leave out --memory",
+                         error=SuperMemoryTaskError)
+    policy = FramePolicy(policy="fps", fps=memory_fps, n=1, max_side=max_side)
+    source = FrameSource(frame_store, policy=lambda _q: policy)
+
+    async def events(state: TaskState, question: Question,
+                     record: SampleRecord) -> list[MemoryEvent]:
+        root = state.metadata.get(MEDIA_ROOT_KEY)
+        if root is None:
+            raise SuperMemoryTaskError("a memory needs the data folder, not the JSON alone",
+                                       field="data")
+        stream, _ = await timed(record, "frames", anyio.to_thread.run_sync(
+            lambda: person_events(source.store(), Path(root), _sessions(state), policy)))
+        return stream
+
+    def prompt(_state: TaskState, question: Question) -> str:
+        return memory_text(question, now=wall_clock(question.time)
+                           if question.time is not None else None)
+
+    return memory_solver(mem, events=events, prompt=prompt, cache=cache,
+                         scope=lambda _q: {"frames": policy_fingerprint(policy)})
+
+
+@task
+def supermemory(
+    data: str | None = None,
+    frames: int = DEFAULT_FRAMES,
+    blind: bool = False,
+    memory: str | None = None,
+    memory_config: dict[str, Any] | None = None,
+    memory_fps: float = DEFAULT_MEMORY_FPS,
+    max_side: int | None = None,
+    frame_store: str | None = None,
+    cache: bool = True,
+) -> Task:
+    """SuperMemory-VQA (module doc for the arguments)."""
+    if not data:
+        raise SuperMemoryTaskError("give the SuperMemory-VQA folder: -T data=PATH",
+                                   field="data")
+    if int(frames) < 0:
+        raise SuperMemoryTaskError(f"frames must be >= 0, got {frames}", field="frames")
+    if not float(memory_fps) > 0:
+        raise SuperMemoryTaskError(f"memory_fps must be > 0, got {memory_fps}",
+                                   field="memory_fps")
+    loaded = load_supermemory(data)
+    warn_skipped(logger, "SuperMemory-VQA", loaded.skipped)
+    if not loaded.questions:
+        raise SuperMemoryTaskError("no usable question", path=loaded.qa_file)
+    if loaded.root is None:
+        raise SuperMemoryTaskError("give the folder holding data/json/all_qa.json (the JSON "
+                                   "alone is enough for m3kit score, not for a run)",
+                                   path=data, field="data")
+    uses_memory = memory is not None and memory != "none"
+    if uses_memory and blind:
+        raise SuperMemoryTaskError("a blind run shows no recording, so it takes no memory",
+                                   field="memory")
+    if uses_memory:
+        assert memory is not None
+        chosen = supermemory_memory_solver(memory, memory_config=memory_config,
+                                           memory_fps=float(memory_fps), max_side=max_side,
+                                           frame_store=frame_store, cache=cache)
+    else:
+        chosen = supermemory_solver(frames=int(frames), blind=bool(blind), max_side=max_side,
+                                    frame_store=frame_store, cache=cache)
+    no_frames = bool(blind) or uses_memory
+    card = ReproCard.with_prompt(
+        prompt_template(blind=bool(blind), memory=uses_memory),
+        benchmark=BENCHMARK, task="supermemory",
+        frames=(frame_policy_card(None, float(memory_fps), max_side) if uses_memory
+                else frame_policy_card(int(frames), None, max_side, blind=bool(blind))),
+        blind=bool(blind),
+        memory=memory if uses_memory else None,
+        memory_config=dict(memory_config) if uses_memory and memory_config else None,
+        data_fingerprint=files_fingerprint(data_files(data)),
+        scoring=scoring_rules(),
+    )
+    return Task(
+        dataset=supermemory_dataset(loaded),
+        solver=chosen,
+        scorer=supermemory_answer(),
+        config=task_generate_config().merge(_greedy()),
+        metadata={
+            MEMORY_NAME_KEY: memory if uses_memory else None,
+            BLIND_KEY: bool(blind),
+            FRAMES_KEY: (f"{memory_fps:g} fps" if uses_memory
+                         else 0 if no_frames else int(frames)),
+            FPS_KEY: float(memory_fps) if uses_memory else None,
+            SKIPPED_KEY: [str(e) for e in loaded.skipped],
+            **task_card_metadata(card),
+        },
+    )
+
+
+def _greedy() -> Any:
+    from inspect_ai.model import GenerateConfig
+
+    return GenerateConfig(temperature=0.0)

@@ -1,0 +1,126 @@
+"""``m3kit export LOG --format jsonl|csv``: one row per sample of eval logs, for analysis
+elsewhere (pandas, a spreadsheet).
+
+Each row is an ``ExportRow``: the sample's id and epoch, the run's task and model, the
+question (text, type, gold answer), the model's reply (``prediction``) and the answer the
+benchmark's scorer read from it (``parsed``: M3Eval's and Video-MME-v2's letter; none where
+the reply is scored whole, as M3Exam's), the outcome (``status``, ``reason``), the scores
+(the benchmark's per-item record: EM/F1/BLEU-1/LLM-J, role, group fields...), the cost
+(tokens, images, seconds) and the run's settings (its reproducibility card, one field per
+row of ``m3kit report``'s "How each run was made"). The logs are read by the one log reader
+(``m3kit.report.logs.read_run``), so a row counts what every table counts. JSON Lines keep
+the nesting and full precision; CSV flattens ``scores`` and ``settings`` into
+``scores.<name>`` / ``settings.<name>`` columns (nested values as JSON).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, TextIO
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from m3kit.report.logs import read_run
+from m3kit.schema.evallog import LoggedRun, LoggedSample
+
+__all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportRow", "export_rows", "write_rows"]
+
+ExportFormat = Literal["jsonl", "csv"]
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
+# the score record's own bookkeeping, already a column of the row
+_NOT_SCORES = frozenset({"status", "id", "groups"})
+
+
+class ExportRow(BaseModel):
+    """One sample of a run, flat enough for a table (see the module doc)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    epoch: int
+    task: str
+    model: str
+    question: str | None = None
+    question_type: str | None = None
+    gold: str | None = None
+    prediction: str | None = None
+    parsed: str | None = None
+    status: str
+    reason: str | None = None
+    scores: dict[str, Any] = Field(default_factory=dict)
+    groups: dict[str, Any] = Field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    images_sent: int = 0
+    seconds: float | None = None
+    settings: dict[str, str] = Field(default_factory=dict)
+
+
+def _row(run: LoggedRun, sample: LoggedSample, settings: dict[str, str]) -> ExportRow:
+    item = sample.item
+    scores = ({k: v for k, v in item.model_dump(mode="json").items() if k not in _NOT_SCORES}
+              if item is not None else {})
+    question = sample.question
+    return ExportRow(
+        id=sample.id, epoch=sample.epoch, task=run.task, model=run.model,
+        question=question.text if question is not None else None,
+        question_type=question.question_type if question is not None else None,
+        gold=question.answer if question is not None else None,
+        prediction=sample.completion if sample.completion is not None else sample.answer,
+        parsed=item.parsed_answer() if item is not None else None,
+        status=sample.status,
+        reason=sample.reason or None if sample.failed else None,
+        scores=scores,
+        groups=dict(item.groups) if item is not None else {},
+        prompt_tokens=sample.usage.prompt_tokens,
+        completion_tokens=sample.usage.completion_tokens,
+        images_sent=sample.usage.images_sent,
+        seconds=sample.total_seconds,
+        settings=settings,
+    )
+
+
+def export_rows(logs: Iterable[Any]) -> list[ExportRow]:
+    """Every sample of every eval log in ``logs`` (inspect ``EvalLog``s read with their
+    samples), in log order, as ``ExportRow``s."""
+    rows: list[ExportRow] = []
+    for log in logs:
+        run = read_run(log)
+        settings = dict(run.card.rows()) if run.card is not None else {}
+        rows += [_row(run, sample, settings) for sample in run.samples]
+    return rows
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def _flat(row: ExportRow) -> dict[str, Any]:
+    data = row.model_dump(mode="json")
+    scores = data.pop("scores")
+    settings = data.pop("settings")
+    flat = {k: _cell(v) for k, v in data.items()}
+    flat.update({f"scores.{k}": _cell(v) for k, v in scores.items()})
+    flat.update({f"settings.{k}": _cell(v) for k, v in settings.items()})
+    return flat
+
+
+def write_rows(rows: Sequence[ExportRow], fmt: ExportFormat, out: TextIO) -> None:
+    """``rows`` to ``out``: one JSON object per line (``jsonl``, full precision) or a CSV with a
+    header holding every column any row has (``csv``; a row without one leaves it empty)."""
+    if fmt == "jsonl":
+        out.writelines(row.model_dump_json() + "\n" for row in rows)
+        return
+    flat = [_flat(row) for row in rows]
+    columns: dict[str, None] = {}
+    for record in flat:
+        columns.update(dict.fromkeys(record))
+    writer = csv.DictWriter(out, fieldnames=list(columns), restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(flat)

@@ -1,0 +1,94 @@
+"""A long synthetic stream for the long-video memory tests: frames 20 s apart over 30 minutes
+and more, three scenes each with its own on-screen text and coloured object, one transcript line,
+and perception models that count their calls (so a test can prove nothing ran again)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from m3kit.memory import MemoryEvent
+from m3kit.perception.base import TextLine, TextReader
+from m3kit.perception.detect import ColorRegionDetector, Detection
+from m3kit.perception.pipeline import Perceivers
+from m3kit.schema import ImageRef
+
+SCENE_TEXTS = ("KITCHEN TIMER TWELVE", "OFFICE ROOM 204", "GARAGE DOOR CODE 7731")
+SCENE_COLOURS = ((220, 30, 30), (30, 30, 220), (30, 200, 30))
+STEP = 20.0  # seconds between frames
+PER_SCENE = 30  # frames per scene: 10 minutes
+SPEECH = ("speech-1", 1300.0, "I put the spare keys in the blue drawer")
+
+
+def scene_of(n: int) -> int:
+    return min(n // PER_SCENE, len(SCENE_TEXTS) - 1)
+
+
+def frame_events(folder: Path, count: int = 3 * PER_SCENE, *, start: int = 0) -> list[MemoryEvent]:
+    """Frames ``start`` .. ``count - 1``; frame ``n`` at ``n * STEP`` seconds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    events = []
+    for n in range(start, count):
+        scene = scene_of(n)
+        path = folder / f"f{n:04d}.jpg"
+        if not path.exists():
+            image = Image.new("RGB", (320, 180), (30, 30, 40))
+            draw = ImageDraw.Draw(image)
+            draw.text((10, 50), SCENE_TEXTS[scene], fill=(255, 255, 255),
+                      font=ImageFont.load_default(size=20))
+            x = 200 + 20 * scene
+            draw.rectangle((x, 100, x + 40, 140), fill=SCENE_COLOURS[scene])
+            image.save(path, quality=95)
+        events.append(MemoryEvent(id=f"frame-{n:04d}", kind="frame", time=n * STEP,
+                                  media=ImageRef(path=str(path))))
+    return events
+
+
+def speech_event() -> MemoryEvent:
+    event_id, t, text = SPEECH
+    return MemoryEvent(id=event_id, kind="transcript", time=t, text=text,
+                       metadata={"start": t - 4.0, "end": t})
+
+
+class CountingReader:
+    """A ``TextReader`` that counts the images it was asked to read."""
+
+    def __init__(self, reader: TextReader) -> None:
+        self.reader = reader
+        self.name = reader.name
+        self.images = 0
+
+    def read(self, images: Sequence[np.ndarray]) -> list[list[TextLine]]:
+        self.images += len(images)
+        return self.reader.read(images)
+
+
+class CountingDetector(ColorRegionDetector):
+    """The colour-region detector, counting the images it saw."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images = 0
+
+    def detect(self, images: Sequence[np.ndarray]) -> list[list[Detection]]:
+        self.images += len(images)
+        return super().detect(images)
+
+
+def counting_perceivers(reader: TextReader) -> Perceivers:
+    return Perceivers(reader=CountingReader(reader), detector=CountingDetector())
+
+
+def sync(test):
+    """Run an ``async def`` test body with ``asyncio.run`` (pytest sees its fixtures)."""
+    import asyncio
+    import functools
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return run

@@ -1,0 +1,67 @@
+"""``m3kit export``: one row per sample of a real run's log, through the one log reader:
+id, question, prediction, parsed answer, scores, cost, settings; JSON Lines at full precision
+and CSV with flattened score and settings columns."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from m3kit.benchmarks import run_eval
+from m3kit.cli.main import main
+from m3kit.report.export import export_rows, write_rows
+from m3kit.report.logs import read_samples
+from m3kit.schema import write_jsonl
+
+pytestmark = pytest.mark.usefixtures("isolated_dirs")
+
+
+@pytest.fixture
+def log(tmp_path: Path, probe_video: Path, make_q, scripted, serve):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "probe.mp4").write_bytes(probe_video.read_bytes())
+    write_jsonl(suite / "questions.jsonl", [make_q(i, Path("probe.mp4")) for i in range(3)])
+    server = scripted(answers={"q1": "Hmm.\nThe final answer is B"},
+                      faults={"q2": ["server_error"] * 5})
+    return run_eval("synth_interference", serve("export", server),
+                    task_args={"suite": str(suite), "frames": 2},
+                    log_dir=tmp_path / "logs", max_retries=1)
+
+
+def test_rows_are_the_samples_as_the_tables_read_them(log) -> None:
+    rows = {r.id: r for r in export_rows([log])}
+    samples = {s.id: s for s in read_samples(log)}
+    assert set(rows) == set(samples) == {"q0", "q1", "q2"}
+    q0, q1, q2 = rows["q0"], rows["q1"], rows["q2"]
+    assert q0.task == "synth_interference" and q0.model.endswith("/scripted")
+    assert q0.question == samples["q0"].question.text and q0.gold == "A"
+    assert q0.prediction == "The final answer is A" and q0.parsed == "A"
+    assert q0.status == "correct" and q0.reason is None
+    assert q1.parsed == "B" and q1.status == "incorrect" and q1.scores["role"] == "intrusion"
+    assert q2.status == "failed" and "InternalServerError" in q2.reason
+    assert q0.images_sent == 2 and q0.prompt_tokens == samples["q0"].usage.prompt_tokens
+    assert q0.settings["model"] == q0.model and q0.settings["blind"] == "no"
+
+
+def test_jsonl_and_csv(log, tmp_path: Path, capsys) -> None:
+    assert main(["export", log.location]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [r.id for r in export_rows([log])]
+    out = tmp_path / "rows.csv"
+    assert main(["export", str(Path(log.location).parent), "--format", "csv",
+                 "--out", str(out)]) == 0
+    table = list(csv.DictReader(out.open()))
+    assert len(table) == 3
+    assert {"id", "question", "prediction", "parsed", "scores.role", "prompt_tokens",
+            "settings.model"} <= set(table[0])
+    by_id = {row["id"]: row for row in table}
+    assert by_id["q1"]["parsed"] == "B" and by_id["q2"]["status"] == "failed"
+    buffer = io.StringIO()
+    write_rows(export_rows([log]), "csv", buffer)
+    assert buffer.getvalue() == out.read_text()
+    assert main(["export", log.location, "--format", "xlsx"]) == 2
