@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.errors import SchemaError
 from m3kit.files import atomic_write_text
@@ -40,6 +40,7 @@ from m3kit.schema.io import read_jsonl, write_jsonl
 from m3kit.schema.question import Question
 from m3kit.synth.config import PARADIGMS, SUITE_VERSION, SuiteConfig
 from m3kit.synth.errors import SynthError
+from m3kit.synth.manifest import MANIFEST, read_manifest
 from m3kit.synth.plan import nback_trials, probe_specs, source_pairs, suite_questions
 from m3kit.synth.probes import ProbeRecord, ProbeSpec, build_probe
 from m3kit.synth.render import render_script
@@ -163,7 +164,7 @@ def build_suite(
     began = time.perf_counter()
     root.mkdir(parents=True, exist_ok=True)
     # A suite.json of another config must not describe the files being replaced.
-    (root / "suite.json").unlink(missing_ok=True)
+    (root / MANIFEST).unlink(missing_ok=True)
     pairs = source_pairs(config)
     trials = nback_trials(config)
     scripts = [s for p in pairs for s in (p.video1, p.video2)] + \
@@ -189,27 +190,14 @@ def build_suite(
         counts=dict(Counter(q.metadata["paradigm"] for q in questions)),
         build_seconds=round(time.perf_counter() - began, 3),
     )
-    atomic_write_text(root / "suite.json", manifest.model_dump_json(indent=2))
+    atomic_write_text(root / MANIFEST, manifest.model_dump_json(indent=2))
     return Suite(root=root, manifest=manifest, questions=_absolute(questions, root))
 
 
 def load_suite(out_dir: str | Path) -> Suite:
     """Open a built suite folder; ``SynthError`` names what is missing or malformed."""
     root = Path(out_dir)
-    path = root / "suite.json"
-    try:
-        manifest = SuiteManifest.model_validate_json(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise SynthError("no suite here (suite.json is missing); build it first",
-                         path=path) from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise SynthError(err["msg"], path=path,
-                         field=".".join(str(x) for x in err["loc"]) or None) from None
-    missing = [rel for rel in _files(manifest) if not (root / rel).exists()]
-    if missing:
-        raise SynthError(f"{len(missing)} file(s) of the suite are missing, first {missing[0]}",
-                         path=path)
+    manifest = read_manifest(root, SuiteManifest, _files)
     try:
         questions = read_jsonl(root / manifest.questions, Question)
     except SchemaError as exc:

@@ -44,6 +44,7 @@ from m3kit.synth.ego.questions import QuestionTruth, suite_questions
 from m3kit.synth.ego.render import render_session
 from m3kit.synth.ego.world import PersonWorld, Session, generate_person
 from m3kit.synth.errors import SynthError
+from m3kit.synth.manifest import MANIFEST, read_manifest
 
 __all__ = [
     "EGO_MANIFEST",
@@ -54,7 +55,7 @@ __all__ = [
     "load_ego_suite",
 ]
 
-EGO_MANIFEST = "suite.json"
+EGO_MANIFEST = MANIFEST
 
 
 class EgoSuiteManifest(BaseModel):
@@ -136,20 +137,7 @@ def build_ego_suite(out_dir: str | Path | None = None,
 def load_ego_suite(out_dir: str | Path) -> EgoSuite:
     """Open a built suite folder; ``SynthError`` names what is missing or malformed."""
     root = Path(out_dir)
-    path = root / EGO_MANIFEST
-    try:
-        manifest = EgoSuiteManifest.model_validate_json(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise SynthError("no suite here (suite.json is missing); build it first",
-                         path=path) from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise SynthError(err["msg"], path=path,
-                         field=".".join(str(x) for x in err["loc"]) or None) from None
-    missing = [rel for rel in _files(manifest) if not (root / rel).is_file()]
-    if missing:
-        raise SynthError(f"{len(missing)} file(s) of the suite are missing, first {missing[0]}",
-                         path=path)
+    manifest = read_manifest(root, EgoSuiteManifest, _files)
     qa = root / ALL_QA_PATH
     try:
         questions = [QARecord.model_validate(r) for r in json.loads(qa.read_text("utf-8"))]
