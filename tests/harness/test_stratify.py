@@ -38,13 +38,28 @@ def test_stratum_from_metadata_and_missing() -> None:
     assert sample_stratum(Sample(id=1, input="x")) == NO_STRATUM
 
 
+def test_joined_strata_spread_one_question_type_over_its_conditions() -> None:
+    # N-back: one question type, four conditions stored in order
+    samples = [_sample(i, "nback", condition=c)
+               for i, c in enumerate(["n1k3"] * 3 + ["n1k4"] * 3 + ["n2k3"] * 3 + ["n2k4"] * 3)]
+    joined = "question_type+metadata.condition"
+    assert sample_stratum(samples[4], joined) == "nback/n1k4"
+    assert sample_stratum(_sample(0, None, condition="x"), joined) == "-/x"
+    assert sample_stratum(_sample(0, None), joined) == NO_STRATUM
+    chosen = stratified_ids(samples, 4, lambda s: sample_stratum(s, joined))
+    assert chosen == ["q0", "q3", "q6", "q9"]  # one per condition
+    assert stratified_ids(samples, 4) == ["q0", "q1", "q2", "q3"]  # by type alone: data order
+
+
 def test_a_stratified_run_runs_the_chosen_samples(tmp_path: Path, probe_video: Path,
                                                    make_q) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "probe.mp4").write_bytes(probe_video.read_bytes())
     questions = [make_q(i, Path("probe.mp4")) for i in range(6)]
-    questions = [q.model_copy(update={"question_type": t})
+    # one condition: M3Eval's stratum is question type + condition
+    questions = [q.model_copy(update={"question_type": t,
+                                      "metadata": {**q.metadata, "condition": "retroactive"}})
                  for q, t in zip(questions, ["near", "near", "near", "far", "far", "far"],
                                  strict=True)]
     write_jsonl(suite / "questions.jsonl", questions)

@@ -264,3 +264,6 @@ def test_summary_titles_differ_with_memory_and_blind():
                       "synth_nback · m · memory rag · frames 24 uniform · success",
                       "synth_nback · m · no memory · frames none · blind · success"]
     assert summary_title("t", "m", None, "error") == "t · m · error"
+    oracle = plain.model_copy(update={"settings": {"regime": "oracle-text"}})
+    assert summary_title("m3exam", "m", oracle, "success") == (
+        "m3exam · m · no memory · frames 24 uniform · regime oracle-text · success")

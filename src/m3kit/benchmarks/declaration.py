@@ -142,8 +142,8 @@ class Benchmark:
       ``(**options)`` -> the scoring rule variants in force, by name. Each takes the
       ``score_predictions`` options it names (``predictions_card``);
     - ``stratum``: what ``m3kit eval --limit N --stratify`` samples evenly over, a field of
-      ``m3kit.schema.Question`` or ``metadata.<key>`` of its metadata (default
-      ``question_type``, which every benchmark's loader sets).
+      ``m3kit.schema.Question`` or ``metadata.<key>`` of its metadata, several joined by
+      ``+`` (default ``question_type``, which every benchmark's loader sets).
     """
 
     name: str

@@ -28,14 +28,20 @@ NO_STRATUM = "(none)"  # the stratum of a sample whose question does not say
 
 def sample_stratum(sample: Sample, stratum: str = DEFAULT_STRATUM) -> str:
     """The stratum of ``sample``: its question's field ``stratum``, or the question metadata's
-    key ``<key>`` for ``metadata.<key>``; ``NO_STRATUM`` when the question or the value is
-    missing (a task m3kit does not own)."""
+    key ``<key>`` for ``metadata.<key>``; several joined by ``+`` (``question_type+metadata.
+    condition``: one stratum per pair of values, ``"nback/n1k3"``); ``NO_STRATUM`` when the
+    question or every value is missing (a task m3kit does not own)."""
     question: dict[str, Any] = (sample.metadata or {}).get(QUESTION_KEY) or {}
-    if stratum.startswith("metadata."):
-        value = (question.get("metadata") or {}).get(stratum.removeprefix("metadata."))
-    else:
-        value = question.get(stratum)
-    return NO_STRATUM if value is None else str(value)
+    values = [_field(question, key) for key in stratum.split("+")]
+    if all(v is None for v in values):
+        return NO_STRATUM
+    return "/".join("-" if v is None else str(v) for v in values)
+
+
+def _field(question: dict[str, Any], key: str) -> Any:
+    if key.startswith("metadata."):
+        return (question.get("metadata") or {}).get(key.removeprefix("metadata."))
+    return question.get(key)
 
 
 def stratified_ids(samples: Sequence[Sample], limit: int,

@@ -60,7 +60,8 @@ def round_summary(chunk: MemoryItem) -> str:
 
 
 class HierarchicalMemory(IndexedMemory):
-    """Coarse-to-fine retrieval: ``sessions`` sessions by summary, then ``k`` rounds."""
+    """Coarse-to-fine retrieval: the best sessions by summary (``sessions`` of them), then the
+    best rounds (``k``)."""
 
     name = "hierarchical"
 

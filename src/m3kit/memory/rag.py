@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 
 class RagMemory(IndexedMemory):
-    """Top-``k`` items by hybrid search (BM25 and text embeddings, fused), sent as text.
+    """Top-``k`` items by hybrid search (BM25 and text embeddings, fused): their text, and
+    their raw images too when ``send_images``.
 
     ``index`` names a vector engine (``make_index``) or is a factory ``(dim) -> VectorIndex``.
     ``send_images`` sends retrieved frames and images as images instead of their surrogate

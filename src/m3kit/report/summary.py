@@ -67,22 +67,26 @@ def summary_table(log: EvalLog) -> SummaryTable:
         columns, rows = benchmark.summary_rows.load()(samples)
         intervals = headline_lines(benchmark, samples)
     card = logged_card(log)
-    return SummaryTable(title=summary_title(log.eval.task, log.eval.model, card, log.status),
+    failed = sum(s.failed and not s.excluded for s in samples)  # excluded: unreadable media
+    status = (f"{log.status}, {failed} of {len(samples)} samples failed" if failed
+              else log.status)
+    return SummaryTable(title=summary_title(log.eval.task, log.eval.model, card, status),
                         columns=columns, rows=rows, intervals=intervals,
                         caption=f"run: {card.summary_line()}" if card is not None else None,
                         failures=failure_lines(samples))
 
 
 def summary_title(task: str, model: str, card: ReproCard | None, status: str) -> str:
-    """``task · model · memory · frames · blind · status``: how the run was made, in the title,
-    so runs with ``--memory rag``, ``--blind`` or neither never print the same heading (a
-    task without a card: ``task · model · status``)."""
+    """``task · model · memory · frames · blind · regime · status``: how the run was made, in
+    the title, so runs with ``--memory rag``, ``--blind``, another M3Exam regime or none of them
+    never print the same heading (a task without a card: ``task · model · status``)."""
     if card is None:
         return f"{task} · {model} · {status}"
     memory = f"memory {card.memory}" if card.memory else "no memory"
     frames = f"frames {card.frames_text()}" if card.frames is not None else None
     blind = "blind" if card.blind else None
-    parts = [task, model, memory, frames, blind, status]
+    regime = card.settings.get("regime")
+    parts = [task, model, memory, frames, blind, f"regime {regime}" if regime else None, status]
     return " · ".join(part for part in parts if part)
 
 

@@ -195,3 +195,17 @@ def test_tables_fit_80_columns(table):
         for cell in cells:
             text = table.cell(cell)
             assert not text or any(text.strip() in line for line in lines), text
+
+
+def test_a_cell_whose_gold_never_varies_gets_a_caveat():
+    def gold(i: int, text: str, kind: str) -> SampleRow:
+        return row(i, paradigm="interference", question_type=kind).model_copy(
+            update={"gold_text": text})
+
+    rows = [gold(0, "Neither video", "false_memory"), gold(1, "Neither video", "false_memory"),
+            gold(2, "a red cup", "source_memory"), gold(3, "a blue hat", "source_memory")]
+    notes = table_notes(rows)
+    caveats = [n for n in notes if "same correct option" in n]
+    assert caveats == [("Every interference / false_memory question has the same correct "
+                        "option, 'Neither video': a model that always answers it scores 100 % "
+                        "there, whatever it remembers.")]

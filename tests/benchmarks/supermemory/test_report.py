@@ -43,7 +43,7 @@ def test_a_score_file_is_a_system_of_its_own(qa_json: Path, tmp_path: Path) -> N
     card = score_predictions(qa_json, preds).score_json()
     [section] = sections([], tmp_path, cards={"my-model": card})
     main = section.tables[0]
-    assert main.header_groups == [("score file", 4)]
+    assert main.header_groups == [("", 1), ("score file", 4)]  # the Model column, then groups
     # answerable positive: q1 TP, q2 TN, q3 FN (abstained), q4 TP -> 4 / 5
     assert main.rows == [["my-model", pytest.approx(100 * 4 / 5), 75.0,
                           pytest.approx(100 * (3 + 13 / 36) / 4), 4]]
@@ -51,6 +51,10 @@ def test_a_score_file_is_a_system_of_its_own(qa_json: Path, tmp_path: Path) -> N
     assert vague.rows[0][1].value == 75.0 and vague.rows[0][1].delta == 0.0
     group = next(t for t in section.tables if "Table 4" in t.title)
     assert group.rows[0][1] == "75.0 ± 50.0 (4)"  # videos: [100, 100, 0, 100]
+    # every group row covers the columns exactly, so no value sits under another's group
+    for table in section.tables:
+        if table.header_groups:
+            assert sum(span for _, span in table.header_groups) == len(table.columns), table.title
     # and through m3kit report, from the file
     scored = tmp_path / "my-model.json"
     scored.write_text(json.dumps(card))

@@ -167,3 +167,12 @@ def test_cli_text_shows_counts(qa_json: Path, mixed: Path, capsys) -> None:
     assert main(["score", "supermemory", "--data", str(qa_json), "-p", str(mixed)]) == 0
     out = capsys.readouterr().out
     assert "ans_f1" in out and "n_missing" in out and "by skill" in out
+
+
+def test_the_parsed_answer_is_the_first_ranked_letter() -> None:
+    from m3kit.benchmarks.supermemory.score import SuperMemoryItem
+
+    ranked = SuperMemoryItem(id="7", status="correct", ranking=[2, 0], gold=2,
+                             option_types=["incorrect", "vague", "correct", "abstain"])
+    assert ranked.parsed_answer() == "C"  # what m3kit export writes as the parsed answer
+    assert SuperMemoryItem(id="8", status="invalid").parsed_answer() is None

@@ -93,6 +93,6 @@ def test_report_has_the_papers_tables(logs, tmp_path: Path) -> None:
                                        "supermemory_answerability.png"]
     assert all((tmp_path / f).stat().st_size > 0 for f in section.figures)
     main = section.tables[0]
-    assert main.header_groups == [("direct (4 frames)", 4), ("rag", 4)]
+    assert main.header_groups == [("", 1), ("direct (4 frames)", 4), ("rag", 4)]
     index = build_report([log.location for log in logs.values()], tmp_path / "html")
     assert "SuperMemory-VQA" in index.read_text()

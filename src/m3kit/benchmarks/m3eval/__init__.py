@@ -48,6 +48,8 @@ BENCHMARK = Benchmark(
     items_from_log=Ref(f"{_HERE}.score:items_from_log"),
     items_from_predictions=Ref(f"{_HERE}.score:items_from_predictions"),
     ci_unit="source video pair (the probe video where no pair is known)",
+    # N-back has one question type: its conditions (N, K; swaps; interference order) split it
+    stratum="question_type+metadata.condition",
     headline_format=".2f",
     summary_intervals={"accuracy": "acc%", "intrusion_rate": "intr%"},
     data_files=Ref(f"{_HERE}.load:data_files"),

@@ -86,6 +86,7 @@ class SampleRow(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     unit: str = ""
     chance: float = _DEFAULT_CHANCE
+    gold_text: str | None = None  # the correct option's text, to see a cell whose gold never varies
 
     @property
     def system(self) -> str:
@@ -110,9 +111,12 @@ def rows_from_run(run: LoggedRun) -> list[SampleRow]:
             continue
         question = result.question
         unit = source_unit(question) if question is not None else result.answer.id
+        gold = next((c.text for c in question.choices if c.letter == question.answer),
+                    None) if question is not None else None
         rows.append(SampleRow(
             answer=result.answer, model=run.model, memory=memory, usage=result.usage,
-            unit=unit, chance=chance_of(question, result.answer.groups.get("question_type"))))
+            unit=unit, chance=chance_of(question, result.answer.groups.get("question_type")),
+            gold_text=gold))
     return rows
 
 
@@ -267,7 +271,20 @@ def table_notes(rows: Sequence[SampleRow]) -> list[str]:
               "resamples of the units (seed 0).")]
     if any(n < MIN_UNITS for n in _cell_units(rows)):
         notes.append(few_units_note() + ": check the units column.")
-    return notes
+    return notes + constant_gold_notes(rows)
+
+
+def constant_gold_notes(rows: Sequence[SampleRow]) -> list[str]:
+    """A caveat per (paradigm, question type) whose questions all have the same correct option
+    text (M3Eval's false-memory questions: "Neither video", by the paper's design): there a model
+    that always gives that answer (an abstaining one) scores 100 %, so the cell measures that
+    bias, not memory; chance from the options does not show it."""
+    golds: dict[tuple[Any, Any], set[str | None]] = {}
+    for r in rows:
+        golds.setdefault((r.label("paradigm"), r.label("question_type")), set()).add(r.gold_text)
+    return [f"Every {paradigm} / {kind} question has the same correct option, {next(iter(g))!r}: "
+            "a model that always answers it scores 100 % there, whatever it remembers."
+            for (paradigm, kind), g in golds.items() if len(g) == 1 and None not in g]
 
 
 def _cell_units(rows: Sequence[SampleRow]) -> list[int]:

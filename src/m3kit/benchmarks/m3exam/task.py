@@ -437,7 +437,8 @@ def m3exam(
     fj_letter: bool = False,
     cache: bool = True,
 ) -> Task:
-    """M3Exam: multi-session multimodal conversational memory (see the module docstring)."""
+    """M3Exam: multi-session multimodal conversational memory; regime ``oracle`` unless
+    ``regime`` (or ``memory``) says otherwise; ``types`` filters question types."""
     from m3kit.benchmarks.m3exam.load import load_m3exam
 
     return _task_from_data(

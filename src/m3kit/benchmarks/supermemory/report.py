@@ -101,7 +101,7 @@ def main_table(systems: Sequence[_System]) -> Table:
                     else [None, None, None, None])
         rows.append(row)
     return Table(title="SuperMemory-VQA (Table 2): Ans-F1, QA-Acc, QA-MRR (0-100)",
-                 columns=columns, rows=rows, header_groups=[(f, 4) for f in frameworks])
+                 columns=columns, rows=rows, header_groups=[("", 1), *((f, 4) for f in frameworks)])
 
 
 def blind_table(systems: Sequence[_System]) -> Table | None:
@@ -126,7 +126,7 @@ def blind_table(systems: Sequence[_System]) -> Table | None:
             row += [round(g.qa_acc * g.n / 100), g.n, g.qa_acc] if g else [None, None, None]
         rows.append(row)
     return Table(title="SuperMemory-VQA blind (Table 3): question and options only",
-                 columns=columns, rows=rows, header_groups=[(s.model, 3) for s in blind])
+                 columns=columns, rows=rows, header_groups=[("", 1), *((s.model, 3) for s in blind)])
 
 
 def _mean_std(mean: float | None, std: float | None, n: int) -> str:
@@ -154,7 +154,8 @@ def group_table(systems: Sequence[_System]) -> Table:
     return Table(title="SuperMemory-VQA per video and per person (Table 4): mean ± sample std "
                        "of accuracy (groups)",
                  columns=columns, rows=rows,
-                 header_groups=[("Per-Video", len(frameworks)), ("Per-Person", len(frameworks))])
+                 header_groups=[("", 1), ("Per-Video", len(frameworks)),
+                                ("Per-Person", len(frameworks))])
 
 
 def vague_table(systems: Sequence[_System]) -> Table:

@@ -111,6 +111,10 @@ class SuperMemoryItem(ScoreItem):
         """The first-ranked option, or ``None``."""
         return self.ranking[0] if self.ranking else None
 
+    def parsed_answer(self) -> str | None:
+        """The first-ranked option's letter (``None``: invalid, missing or failed)."""
+        return None if self.answer is None else chr(ord("A") + self.answer)
+
     @property
     def answer_type(self) -> str | None:
         """The type of the option answered (``None``: invalid)."""
@@ -492,8 +496,9 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
     rows = [["all", str(card.n), number_cell(card.ans_f1), number_cell(card.qa_acc),
              number_cell(card.qa_mrr), str(card.n_invalid), str(card.n_failed),
              str(card.n_excluded), cost_cell(tokens), cost_cell(images)]]
-    rows += [[skill, str(s.n), "", number_cell(s.qa_acc), number_cell(s.qa_mrr), "", "", "",
-              "", ""] for skill, s in card.by_skill.items()]
+    # words, not identifiers: a narrow first column then wraps between words, never mid-word
+    rows += [[skill.replace("_", " "), str(s.n), "", number_cell(s.qa_acc),
+              number_cell(s.qa_mrr), "", "", "", "", ""] for skill, s in card.by_skill.items()]
     return columns, rows
 
 

@@ -133,7 +133,7 @@ def stats_tables(stats: DatasetStats) -> list[Table]:
               f"{stats.n_videos} question videos, {stats.answerable or 0:.1f}% answerable",
         columns=["skill", "n", "share %", "answerable %", "spans", "evidence s",
                  "median s"],
-        rows=[[k, v.n, *(_shown(x) for x in (v.share, v.answerable, v.evidence_count_mean,
+        rows=[[k.replace("_", " "), v.n, *(_shown(x) for x in (v.share, v.answerable, v.evidence_count_mean,
                                               v.evidence_seconds_mean,
                                               v.evidence_seconds_median))]
               for k, v in stats.by_skill.items()],

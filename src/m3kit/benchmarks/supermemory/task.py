@@ -239,7 +239,9 @@ def supermemory(
     frame_store: str | None = None,
     cache: bool = True,
 ) -> Task:
-    """SuperMemory-VQA (module doc for the arguments)."""
+    """SuperMemory-VQA: rank four options about a person's days, from uniform frames (``frames``)
+    of the question's session and its transcript up to the question (``blind``: neither;
+    ``memory``: the person's timeline, frames at ``memory_fps``, cut at the question)."""
     if not data:
         raise SuperMemoryTaskError("give the SuperMemory-VQA folder: -T data=PATH",
                                    field="data")

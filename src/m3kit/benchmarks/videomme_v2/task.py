@@ -297,7 +297,8 @@ def videomme_v2(
     memory: str | None = None,
     memory_config: dict[str, Any] | None = None,
 ) -> Task:
-    """Video-MME-v2 (module doc for the arguments)."""
+    """Video-MME-v2: groups of 4 questions per video, from uniform frames (``frames``, or
+    ``fps``) and the ``subtitles`` mode; ``reasoning`` asks for reasoning before the letter."""
     if not data:
         raise VideoMMEv2TaskError("give the Video-MME-v2 folder: -T data=PATH", field="data")
     mode = _subtitle_mode(subtitles)
