@@ -23,6 +23,16 @@ def test_quickstart_takes_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "Accuracy by evidence" in printed and "acc % [95 % CI]" in printed
 
 
+def test_quickstart_in_a_pipe_says_each_stage(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # stderr is captured, not a terminal: no live bar, so one line per stage instead
+    assert main(["quickstart", "--out", str(tmp_path / "qs"), "--memories", "none",
+                 "--frames", "0", "--limit", "1"]) == 0
+    stages = [line for line in capsys.readouterr().err.splitlines()
+              if line.startswith("quickstart: ")]
+    assert len(stages) >= 2 and len(stages) == len(set(stages))
+
+
 @pytest.mark.parametrize("flag", ["--out", "--out-dir"])
 def test_out_and_its_alias_reach_the_same_folder(
     flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

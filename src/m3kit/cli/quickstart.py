@@ -32,12 +32,19 @@ def quickstart(
         raise M3kitError("not a folder: the quickstart writes its suite, logs and report there",
                          path=out_dir, field="--out")
     console = Console()
+    errors = Console(stderr=True)
+    stages: list[str] = []
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True)) as bar:
+                  TimeElapsedColumn(), console=errors) as bar:
         task = bar.add_task("quickstart", total=None)
 
         def progress(stage: str, done: int, total: int) -> None:
             bar.update(task, description=stage, completed=done, total=total)
+            if not errors.is_terminal and (not stages or stages[-1] != stage):
+                # a pipe or a file gets no live bar: one line per stage, so a long run
+                # is never silent there
+                stages.append(stage)
+                errors.print(f"quickstart: {stage}", markup=False, highlight=False)
 
         result = run_quickstart(out_dir, model=model, frames=frames, limit=limit,
                                 memories=[m.strip() for m in memories.split(",") if m.strip()],
