@@ -3,6 +3,7 @@ m3kit memory, per question type, on an M3Exam persona or LoCoMo, offline.
 
     python perf/memory_recall.py --data DATA [--types 1,2,3,4] [--systems bm25,rag,...]
         [--out FILE.md] [--json FILE] [--ocr-cache DIR] [--rerank-model MODEL] [--per-type N]
+        [--rerank-depth D] [--first-per-type N]
 
 ``--data`` is an M3Exam persona folder (or a folder of personas) or LoCoMo's ``locomo10.json``.
 Every memory is fed what ``m3kit eval`` feeds it: the event stream of
@@ -15,10 +16,15 @@ facts.
 Systems (each over the same items as ``rag``: rounds and attachment surrogates):
 
 - ``bm25``: SQLite FTS5 BM25 alone; ``dense``: MiniLM cosine alone (``rag`` before hybrid);
-- ``hybrid``: both, reciprocal-rank fused, no time scope;
+- ``hybrid``: both, reciprocal-rank fused, no time scope; ``hybrid+views``: with the items'
+  passages and turn windows (``memory/views.py``), still no rewriting;
+- ``hybrid+maxsim``, ``rag+maxsim``: ``hybrid`` and ``rag`` with the late-interaction reranker
+  (``memory/maxsim.py``, MiniLM token embeddings, offline, fused with the first stage's order)
+  over the top ``--rerank-depth``; ``+maxsim-pure``: MaxSim's order alone;
 - ``hybrid+rerank``: ``hybrid`` with a model reranker (``--rerank-model``, any inspect model;
-  skipped without one: no reranker ships offline);
-- memories in their default configuration (hybrid, time scopes): ``rag``, ``hierarchical``,
+  skipped without one) over the top ``--rerank-depth``;
+- memories in their default configuration (hybrid with views, rewriting, time scopes):
+  ``rag``, ``hierarchical``,
   ``proctor`` (bias by its lexical detector), and ``hierarchical (filter)`` / ``proctor
   (dense)``: the designs before (routing that hides unchosen sessions; cosine pool).
 
@@ -79,21 +85,35 @@ def load(data: Path) -> Any:
     return load_m3exam(data)
 
 
-def systems(embedder: Any, reader: Any, rerank_model: str | None) -> dict[str, Any]:
+def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: int
+            ) -> dict[str, Any]:
     from m3kit.memory import HierarchicalMemory, RagMemory
+    from m3kit.memory.maxsim import MaxSimReranker
     from m3kit.memory.proctor import ProctorMemory
 
     plain = {"embedder": embedder, "k": DEPTH, "reader": reader, "ocr": reader is not None}
     out: dict[str, Any] = {
         "bm25": RagMemory(retrieval="lexical", rewriting=False, **plain),
         "dense": RagMemory(retrieval="dense", rewriting=False, **plain),
-        "hybrid": RagMemory(retrieval="hybrid", rewriting=False, **plain),
+        "hybrid": RagMemory(retrieval="hybrid", views=False, rewriting=False, **plain),
+        "hybrid+views": RagMemory(retrieval="hybrid", rewriting=False, **plain),
     }
+    # One MaxSim reranker per variant for both rows: its cache of item token embeddings is
+    # shared; ``maxsim`` is fused with the first stage, ``maxsim-pure`` is MaxSim alone.
+    maxsim = {"maxsim": MaxSimReranker(embedder.inner),
+              "maxsim-pure": MaxSimReranker(embedder.inner, fuse=False)}
+    for name, reranker in maxsim.items():
+        out[f"hybrid+{name}"] = RagMemory(retrieval="hybrid", views=False, rewriting=False,
+                                          reranker=reranker, rerank_depth=rerank_depth,
+                                          **plain)
     if rerank_model:
-        out["hybrid+rerank"] = RagMemory(retrieval="hybrid", rewriting=False,
-                                         reranker=rerank_model, **plain)
+        out["hybrid+rerank"] = RagMemory(retrieval="hybrid", views=False, rewriting=False,
+                                         reranker=rerank_model, rerank_depth=rerank_depth,
+                                         **plain)
     out |= {
         "rag": RagMemory(**plain),
+        **{f"rag+{name}": RagMemory(reranker=reranker, rerank_depth=rerank_depth, **plain)
+           for name, reranker in maxsim.items()},
         "hierarchical": HierarchicalMemory(embedder=embedder, k=DEPTH),
         "hierarchical (filter)": HierarchicalMemory(embedder=embedder, k=DEPTH,
                                                     routing="filter", retrieval="dense",
@@ -118,6 +138,19 @@ async def ranking(name: str, memory: Any, key: str, question: Any) -> list[str]:
     return [round_of(i.id) for i in items]
 
 
+def first_per_type(questions: Sequence[Any], count: int) -> list[Any]:
+    """The first ``count`` questions of each type, in data order (all when ``count`` is 0)."""
+    if count <= 0:
+        return list(questions)
+    taken: dict[str, int] = defaultdict(int)
+    kept = []
+    for q in questions:
+        taken[q.question_type] += 1
+        if taken[q.question_type] <= count:
+            kept.append(q)
+    return kept
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from m3kit.benchmarks.m3exam.stream import conversation_stream
     from m3kit.metrics.retrieval import hit_at_k, recall_at_k
@@ -125,8 +158,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     data = load(args.data)
     wanted = set(args.types.split(",")) if args.types else None
-    questions = [q for q in data.questions if q.evidence
-                 and (wanted is None or q.question_type in wanted)]
+    questions = first_per_type([q for q in data.questions if q.evidence
+                                and (wanted is None or q.question_type in wanted)],
+                               args.first_per_type)
     embedder = MemoEmbedder(MiniLMEmbedder())
     embedder.embed(["warm up"])  # model loading is not index building
     reader = None
@@ -138,7 +172,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             from m3kit.perception.cache import CachedTextReader
 
             reader = CachedTextReader(reader, args.ocr_cache)
-    memories = systems(embedder, reader, args.rerank_model)
+    memories = systems(embedder, reader, args.rerank_model, args.rerank_depth)
     if args.systems:
         chosen = [n.strip() for n in args.systems.split(",")]
         unknown = set(chosen) - set(memories)
@@ -171,14 +205,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             rows.append(row)
         for memory in memories.values():
             memory.forget(key)  # one conversation's index at a time
-    stage = getattr(memories.get("hybrid+rerank"), "rerank_stage", None)
+    stages = {n: m.rerank_stage for n, m in memories.items()
+              if getattr(m, "rerank_stage", None) is not None}
     result: dict[str, Any] = {
         "data": args.data.name, "questions": len(rows), "conversations": len(by_key),
         "types": sorted({r["type"] for r in rows}), "systems": list(memories),
         "build_seconds": dict(build),
         "retrieve_ms_per_question": {n: 1000 * s / max(len(rows), 1)
                                      for n, s in retrieve_seconds.items()},
-        "rerank": stage.report() if stage is not None else None,
+        "rerank": {n: stage.report() for n, stage in stages.items()},
         "rows": rows,
     }
     if args.per_type:
@@ -269,8 +304,8 @@ def markdown(result: dict[str, Any], summary: dict[str, dict[str, Any]]) -> str:
     for name in names:
         lines.append(f"| {name} | " + " | ".join(
             _pct(summary[name]["by_type"][t]["recall@5"]) for t in types) + " |")
-    if result.get("rerank"):
-        lines += ["", f"Reranker: `{json.dumps(result['rerank'])}`"]
+    for name, report in (result.get("rerank") or {}).items():
+        lines += ["", f"Reranker of {name}: `{json.dumps(report)}`"]
     if result.get("answers"):
         lines += ["", "Answer cost (m3kit/builtin, prompt + completion words per question):", "",
                   "| memory | questions | tokens / q |", "|---|---|---|"]
@@ -296,6 +331,10 @@ def main() -> None:
     parser.add_argument("--no-ocr", action="store_true", help="images by description only")
     parser.add_argument("--rerank-model", default=None,
                         help="inspect model for the hybrid+rerank row (none ships offline)")
+    parser.add_argument("--rerank-depth", type=int, default=30,
+                        help="candidates a reranker reorders (the memories' default: 30)")
+    parser.add_argument("--first-per-type", type=int, default=0,
+                        help="only the first N questions of each type (default: all)")
     parser.add_argument("--per-type", type=int, default=0,
                         help="also answer N questions of each type with m3kit/builtin")
     args = parser.parse_args()

@@ -5,8 +5,10 @@ question on a real video (``make_q``); the scripted OpenAI-compatible server on 
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -38,7 +40,10 @@ _register_fakeserver()
 from fakeserver import ScriptedServer
 
 # Tests never read or fill the user's caches (frames, OCR, suites): one fresh cache per session.
-os.environ["M3KIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="m3kit-test-cache-")
+# Each process (xdist's workers too) removes its own at exit: a suite run leaves no folder behind.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="m3kit-test-cache-")
+os.environ["M3KIT_CACHE_DIR"] = _SESSION_CACHE
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 
 
 def shared_data_path(*parts: str) -> Path:

@@ -1,11 +1,13 @@
 """A long synthetic stream for the long-video memory tests: frames 20 s apart over 30 minutes
 and more, three scenes each with its own on-screen text and coloured object, one transcript line,
-and perception models that count their calls (so a test can prove nothing ran again)."""
+and perception models that count their calls (so a test can prove nothing ran again); and
+speech lines for the retrieval-mode tests (parcel talk, one rare number, a line after the cut)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -92,3 +94,50 @@ def sync(test):
         return asyncio.run(test(*args, **kwargs))
 
     return run
+
+
+# Things said over a day, for the hybrid-search tests: many about parcels and deliveries (what
+# an embedding of "where is parcel 7395" lands near), one naming the rare number 7395 in other
+# words (what BM25 finds and MiniLM blurs).
+PARCEL_LINES = (
+    "the parcel from grandma arrived this morning",
+    "I left the parcel on the kitchen table",
+    "the courier said the parcel will come tomorrow",
+    "we need to send a parcel to the office",
+    "the delivery van stopped at the neighbours",
+    "I signed for a delivery at the front door",
+    "invoice 7395 was paid in full last month",
+    "the weather was cold and rainy all afternoon",
+    "we bought apples, bread and milk at the market",
+    "my package is stuck at the post office again",
+    "the parcel had socks and a scarf inside",
+    "I wrapped the parcel in brown paper",
+)
+RARE_LINE = 6  # the line with 7395
+PARCEL_QUERY = "where is parcel 7395"
+# Said after the cut, in the query's own words: no search before it may return it.
+FUTURE_LINE = "where is parcel 7395: it is in locker twelve"
+
+
+def speech_lines(texts: Sequence[str], step: float, *, start: float = 0.0,
+                 prefix: str = "line") -> list[MemoryEvent]:
+    """One transcript event per text, ``step`` seconds apart from ``start``."""
+    return [MemoryEvent(id=f"{prefix}-{n}", kind="transcript", time=start + n * step, text=text,
+                        metadata={"start": start + n * step})
+            for n, text in enumerate(texts)]
+
+
+async def check_modes_share_one_store(memory: Callable[..., Any], key: str,
+                                      events: Sequence[MemoryEvent]) -> None:
+    """``memory(retrieval=...)`` built once in the default mode, then in ``dense`` and
+    ``lexical``: each loads the stored build (nothing embedded), its config names its mode (it
+    changes answers: the cache scope) but its store config does not (not what is stored)."""
+    built = memory()
+    await built.ingest(key, events)
+    assert built.report(key).origin == "built"
+    for retrieval in ("dense", "lexical"):
+        mem = memory(retrieval=retrieval)
+        assert mem.config()["retrieval"] == retrieval
+        assert mem.store_config() == built.store_config()
+        await mem.ingest(key, events)
+        assert mem.report(key).origin == "stored" and mem.report(key).embedded == 0

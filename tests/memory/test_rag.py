@@ -147,7 +147,8 @@ def test_items_without_text_are_kept_but_not_indexed(embedder, tmp_path, recorde
 def test_config(reader) -> None:
     memory = RagMemory(k=5, index="numpy", ocr=False)
     assert memory.config() == {"memory": "rag", "k": 5, "embedder": "all-MiniLM-L6-v2",
-                               "index": "numpy", "retrieval": "hybrid", "rewriting": True,
+                               "index": "numpy", "retrieval": "hybrid", "views": True,
+                               "rewriting": True,
                                "expander": None, "reranker": None, "rerank_depth": None,
                                "send_images": False, "ocr": None}
     # The injected reader is named by its engine; the object never enters the config.

@@ -139,7 +139,7 @@ async def test_incremental_ingest_perceives_only_new_events(tmp_path, embedder, 
 async def test_damaged_store_is_reported_and_rebuilt(tmp_path, embedder, reader, events):
     mem = memory(tmp_path, embedder, counting_perceivers(reader))
     await mem.ingest("v", events)
-    folder = IndexStore(tmp_path / "store").folder(mem.config(), "v")
+    folder = IndexStore(tmp_path / "store").folder(mem.store_config(), "v")
     version = folder / (folder / "HEAD").read_text()
     (version / "arrays.npz").write_bytes(b"not numpy")
     again = counting_perceivers(reader)

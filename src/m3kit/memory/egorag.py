@@ -12,6 +12,15 @@ of its last clip. Retrieval is coarse to fine: the ``days`` best day summaries, 
 best hours in them, the ``k`` best clips in those hours, best first; the answer model gets the
 clip captions (time order) and the question.
 
+"Best" follows ``retrieval`` (``hybrid.RETRIEVAL_MODES``): ``dense`` is EgoButler's cosine
+similarity of the embedded texts; ``lexical`` BM25 (SQLite FTS5, ``lexical``); ``hybrid`` (the
+default) fuses, at each level, the cosine ranking of the level's candidates with their BM25
+ranking by reciprocal rank (c = 60, as ``HybridIndex``). Both engines search with the causal
+filter inside: the levels visible at the question's time, the straddling ones as rebuilt (their
+rebuilt text joins the BM25 index for that search only, so a search never depends on the
+questions asked before it). The stored index keeps the vectors; the BM25 index is rebuilt from
+the stored texts on load, so the retrieval mode is not part of the store's address.
+
 The causal cut at every level: a clip, hour or day that ends after the question's time is not
 shown as stored; it is *rebuilt at the cut* from what came before it (the clip from its frames'
 stored perception and its transcript up to the cut; an hour or day from its visible clips or
@@ -34,7 +43,10 @@ from pydantic import BaseModel, Field
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import clock
+from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
+from m3kit.memory.hybrid import RETRIEVAL_MODES, RetrievalMode
 from m3kit.memory.index import IndexFactory, VectorIndex
+from m3kit.memory.lexical import LexicalIndex
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.captions import (
@@ -62,6 +74,8 @@ if TYPE_CHECKING:
 Level = Literal["clip", "hour", "day"]
 CLIP_SECONDS = 30.0  # EgoButler: captions over 30-second windows at 1 fps
 HOUR, DAY = 3600.0, 86400.0
+# The BM25 id of a level rebuilt at a cut (its stored namesake holds what came after the cut).
+_AT_CUT = "@cut"
 JOB_SECONDS = 1800.0  # perception jobs: 30-minute stretches, as Video-RAG's shards
 
 
@@ -75,7 +89,10 @@ class _Percepts(BaseModel):
 
 
 class EgoRagMemory(PersistentMemory):
-    """EgoButler: 30-second clip captions, hour and day summaries, day -> hour -> clip."""
+    """EgoButler: 30-second clip captions, hour and day summaries, day -> hour -> clip.
+
+    ``retrieval``: ``hybrid`` (BM25 + dense, fused), ``dense`` (EgoButler's cosine alone),
+    ``lexical`` (BM25 alone), at every level."""
 
     name = "egorag"
 
@@ -93,6 +110,7 @@ class EgoRagMemory(PersistentMemory):
         speech: Literal["auto", "transcripts", "whisper", "none"] = "auto",
         ocr: bool = True,
         detector: Literal["color-regions", "none"] = "color-regions",
+        retrieval: RetrievalMode = "hybrid",
         index: str | IndexFactory = "faiss",
         store: str | Path | IndexStore | None | Literal[False] = None,
         executor: Executor = "inprocess",
@@ -102,6 +120,9 @@ class EgoRagMemory(PersistentMemory):
     ) -> None:
         if min(k, hours, days) <= 0 or clip_seconds <= 0 or fps <= 0:
             raise ValueError("k, hours, days, clip_seconds and fps must be positive")
+        if retrieval not in RETRIEVAL_MODES:
+            raise ValueError(f"unknown retrieval {retrieval!r}; known: "
+                             f"{', '.join(RETRIEVAL_MODES)}")
         perception = PerceptionConfig(
             ocr=ocr, detector=detector,
             speech="whisper" if speech in ("auto", "whisper") else "none")
@@ -114,7 +135,11 @@ class EgoRagMemory(PersistentMemory):
         self.speech = speech
         self.captioner = captioner or SurrogateClipCaptioner()
         self.summarizer = summarizer or ExtractiveSummarizer()
+        self.retrieval: RetrievalMode = retrieval
         self._indexes: dict[str, VectorIndex] = {}
+        self._lexical: dict[str, LexicalIndex] = {}
+        # A search adds its rebuilt texts to the key's BM25 index and takes them out again.
+        self._lexical_lock = threading.Lock()
         self._percepts: dict[str, _Percepts] = {}
         self._rebuilt: dict[tuple[str, str, int], tuple[str, np.ndarray]] = {}
         self._summaries_cache: dict[tuple[str, str, int], MemoryItem] = {}
@@ -125,7 +150,7 @@ class EgoRagMemory(PersistentMemory):
             "memory": self.name, "k": self.k, "hours": self.hours, "days": self.days,
             "clip_seconds": self.clip_seconds, "fps": self.fps, "speech": self.speech,
             "captioner": self.captioner.name, "summarizer": self.summarizer.name,
-            **self.base_config(),
+            "retrieval": self.retrieval, **self.base_config(),
         }
 
     # -- build -----------------------------------------------------------------------------------
@@ -238,9 +263,15 @@ class EgoRagMemory(PersistentMemory):
         vectors = stored.arrays.get("vectors", np.zeros((0, self.embedder().dim)))
         self._indexes[key] = self.new_index(ids, vectors)
         self._percepts[key] = _Percepts.model_validate_json(stored.state)
+        if self.retrieval != "dense":  # BM25 from the stored texts: cheap, nothing perceived
+            text_of = {i.id: i.text for i in stored.items}
+            lexical = LexicalIndex()
+            lexical.add(ids, [text_of.get(i, "") for i in ids])
+            self._lexical[key] = lexical
 
     def _drop(self, key: str) -> None:
         self._indexes.pop(key, None)
+        self._lexical.pop(key, None)
         self._percepts.pop(key, None)
         with self._rebuilt_lock:
             for cached in [c for c in self._rebuilt if c[0] == key]:
@@ -303,32 +334,69 @@ class EgoRagMemory(PersistentMemory):
 
     def search(self, key: str, query: str, time: float | None) -> list[tuple[MemoryItem, float]]:
         """Coarse to fine at ``time``: days, then hours in them, then clips in those hours,
-        the clips best first with their similarity. Worker thread."""
+        the clips best first with their score (cosine, BM25 or fused: ``retrieval``). Worker
+        thread."""
         levels = self.levels_at(key, time)
         if not levels:
             return []
-        q = self.embed([query])[0]
-        score = self._scorer(key, q, levels)
-        days = _best(score, [i for i in levels if i.metadata["level"] == "day"], self.days)
-        day_set = {int(d.metadata["start"] // DAY) for d in days}
-        hours = _best(score, [i for i in levels if i.metadata["level"] == "hour"
-                              and int(i.metadata["start"] // DAY) in day_set], self.hours)
-        hour_set = {int(h.metadata["start"] // HOUR) for h in hours}
-        clips = [i for i in levels if i.metadata["level"] == "clip"
-                 and int(i.metadata["start"] // HOUR) in hour_set]
-        return sorted(((c, score(c)) for c in clips), key=lambda p: (-p[1], p[0].id))[: self.k]
+        rank = self._ranker(key, query, levels)
+        days = [i for i, _ in rank([i for i in levels if i.metadata["level"] == "day"])]
+        day_set = {int(d.metadata["start"] // DAY) for d in days[: self.days]}
+        hours = [i for i, _ in rank([i for i in levels if i.metadata["level"] == "hour"
+                                     and int(i.metadata["start"] // DAY) in day_set])]
+        hour_set = {int(h.metadata["start"] // HOUR) for h in hours[: self.hours]}
+        return rank([i for i in levels if i.metadata["level"] == "clip"
+                     and int(i.metadata["start"] // HOUR) in hour_set])[: self.k]
 
-    def _scorer(self, key: str, query: np.ndarray, levels: Sequence[MemoryItem]
-                ) -> Callable[[MemoryItem], float]:
+    def _ranker(self, key: str, query: str, levels: Sequence[MemoryItem]
+                ) -> Callable[[Sequence[MemoryItem]], list[tuple[MemoryItem, float]]]:
+        """A function that ranks some of ``levels`` (one level's candidates) for ``query``,
+        best first (ties by id): by cosine, by BM25 (a candidate sharing no term with the query
+        scores 0 and comes last), or by the two rankings fused (``retrieval``)."""
+        dense = self._cosines(key, query, levels) if self.retrieval != "lexical" else {}
+        lexical = self._bm25(key, query, levels) if self.retrieval != "dense" else {}
+
+        def ordered(scores: dict[str, float], items: Sequence[MemoryItem]) -> list[str]:
+            found = [i.id for i in items if i.id in scores]
+            return sorted(found, key=lambda i: (-scores[i], i))
+
+        def rank(items: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
+            if self.retrieval == "hybrid":
+                fused = dict(reciprocal_rank_fusion(
+                    [ordered(dense, items), ordered(lexical, items)], c=RRF_C))
+            else:
+                fused = dense or lexical
+            return sorted(((i, fused.get(i.id, 0.0)) for i in items),
+                          key=lambda pair: (-pair[1], pair[0].id))
+
+        return rank
+
+    def _cosines(self, key: str, query: str, levels: Sequence[MemoryItem]) -> dict[str, float]:
         """Cosine similarity of each level item to ``query``: stored vectors for stored items,
         fresh (cached) embeddings for the ones rebuilt at a cut."""
+        q = self.embed([query])[0]
         stored_ids = [i.id for i in levels if not i.metadata.get("rebuilt")]
-        hits = dict(self._indexes[key].search(query, len(stored_ids), allow=stored_ids)[0]) \
+        hits = dict(self._indexes[key].search(q, len(stored_ids), allow=stored_ids)[0]) \
             if stored_ids else {}
         for item in levels:
             if item.metadata.get("rebuilt"):
-                hits[item.id] = float(self._rebuilt_vector(key, item) @ _unit(query))
-        return lambda item: hits.get(item.id, -1.0)
+                hits[item.id] = float(self._rebuilt_vector(key, item) @ _unit(q))
+        return hits
+
+    def _bm25(self, key: str, query: str, levels: Sequence[MemoryItem]) -> dict[str, float]:
+        """BM25 of each level item that shares a term with ``query``: one FTS5 search with the
+        visible levels as its filter, the rebuilt ones in the index for this search only. A
+        score does not depend on the filter, so each level's ranking is its items' order."""
+        lexical = self._lexical[key]
+        rebuilt = {f"{i.id}{_AT_CUT}": i for i in levels if i.metadata.get("rebuilt")}
+        allow = [i.id for i in levels if not i.metadata.get("rebuilt")] + list(rebuilt)
+        with self._lexical_lock:
+            lexical.add(list(rebuilt), [i.text for i in rebuilt.values()])
+            try:
+                hits = lexical.search(query, len(allow), allow=allow)
+            finally:
+                lexical.remove(rebuilt)
+        return {item_id.removesuffix(_AT_CUT): score for item_id, score in hits}
 
     def _rebuilt_vector(self, key: str, item: MemoryItem) -> np.ndarray:
         cache_key = (key, item.id, hash(item.text))
@@ -376,10 +444,6 @@ def _level_item(key: str, level: Level, item_id: str, text: str, start: float, e
                       modality="caption" if level == "clip" else "text", text=text, time=end,
                       metadata={"level": level, "start": start, "end": end,
                                 "when": f"{clock(start)}-{clock(end)}", **extra})
-
-
-def _best(score: Any, items: Sequence[MemoryItem], n: int) -> list[MemoryItem]:
-    return sorted(items, key=lambda i: (-score(i), i.id))[:n]
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -78,13 +78,14 @@ class HierarchicalMemory(IndexedMemory):
         reader: TextReader | None = None,
         routing: str = "prefer",
         retrieval: RetrievalMode = "hybrid",
+        views: bool = True,
         rewriting: bool = True,
         expander: QueryExpander | str | None = None,
         reranker: Reranker | str | None = None,
         rerank_depth: int = 30,
     ) -> None:
         super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
-                         rewriting=rewriting, expander=expander, reranker=reranker,
+                         views=views, rewriting=rewriting, expander=expander, reranker=reranker,
                          rerank_depth=rerank_depth)
         if sessions <= 0 or k <= 0:
             raise ValueError("sessions and k must be positive")
@@ -151,6 +152,9 @@ class HierarchicalMemory(IndexedMemory):
         rounds = [c for c in chunks if not is_summary(c)]
         return (chunks, [c.id for c in summaries] + [f"{_ROUND_KEY}{c.id}" for c in rounds],
                 [c.text for c in summaries] + [c.text for c in rounds])
+
+    def indexed_item(self, index_id: str, items: dict[str, MemoryItem]) -> MemoryItem | None:
+        return items.get(index_id.removeprefix(_ROUND_KEY))
 
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest

@@ -10,7 +10,11 @@ dropped afterwards. Their rankings are fused by reciprocal rank (``fusion``): BM
 rare words (names, drugs, numbers) an embedding blurs, the embedding finds the paraphrases
 BM25 misses; which one is right varies by question, and the fusion keeps both.
 
-``mode`` picks the retrievers: ``hybrid`` (both, the default), ``dense``, ``lexical``. A
+``mode`` picks the retrievers: ``hybrid`` (both, the default), ``dense``, ``lexical``. With
+``view_vectors`` (a factory of vector indexes) a hybrid index also searches each item's views
+(``views``): the dense ranking scores an item by its best passage (MaxP; a short item is one
+passage), and its turn window is ranked dense and by BM25; the four rankings (passages, BM25,
+window dense, window BM25) are fused at equal weight. A
 ``RetrievalQuery``'s expansions add their rankings at half weight; its compared parts get a
 ranking each, and the rankings take turns (``search``); a scope (the ids of the
 query's time scope, ``query``'s module doc; the sessions a coarse step chose) adds the rankings
@@ -19,7 +23,7 @@ again inside it, at its weight.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Literal
 
@@ -29,6 +33,7 @@ from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
 from m3kit.memory.index import Hit, VectorIndex
 from m3kit.memory.lexical import LexicalIndex
 from m3kit.memory.query import RetrievalQuery
+from m3kit.memory.views import passages
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder
@@ -43,11 +48,13 @@ EXPANSION_WEIGHT = 0.5
 
 
 class HybridIndex:
-    """A dense index and a BM25 index over the same (id, text) pairs, searched together."""
+    """A dense index and a BM25 index over the same (id, text) pairs, searched together;
+    with ``view_vectors`` (hybrid mode only), the items' passages and turn windows too."""
 
     def __init__(self, embedder: TextEmbedder, vectors: VectorIndex, *,
                  mode: RetrievalMode = "hybrid", depth: int = FUSION_DEPTH,
-                 c: int = RRF_C) -> None:
+                 c: int = RRF_C,
+                 view_vectors: Callable[[], VectorIndex] | None = None) -> None:
         if mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; known: "
                              f"{', '.join(RETRIEVAL_MODES)}")
@@ -57,29 +64,85 @@ class HybridIndex:
         self.mode = mode
         self.depth = depth
         self.c = c
+        self.views = view_vectors is not None and mode == "hybrid"
+        if view_vectors is not None and self.views:
+            self.passage_vectors = view_vectors()
+            self.window_vectors = view_vectors()
+            self.window_lexical = LexicalIndex()
+        self._passages_of: dict[str, list[str]] = {}
+        self._owner: dict[str, str] = {}
 
-    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+    def add(self, ids: Sequence[str], texts: Sequence[str],
+            windows: Sequence[str] | None = None) -> None:
         """Index ``texts`` under ``ids`` in both engines (blank texts are left out: they cannot
-        be retrieved). Runs the embedder: call it from a worker thread."""
-        pairs = [(i, t) for i, t in zip(ids, texts, strict=True) if t.strip()]
-        kept_ids, kept_texts = [i for i, _ in pairs], [t for _, t in pairs]
-        if self.mode != "lexical":
-            self.vectors.add(kept_ids, self.embedder.embed(kept_texts))
+        be retrieved); with views, their passages and ``windows`` (each text's turn window,
+        ``views.turn_windows``; default: the text itself) too. Each distinct text is embedded
+        once. Runs the embedder: call it from a worker thread."""
+        if windows is None:
+            windows = texts
+        if not len(ids) == len(texts) == len(windows):
+            raise ValueError(f"got {len(ids)} ids, {len(texts)} texts, {len(windows)} windows")
+        kept = [n for n, t in enumerate(texts) if t.strip()]
+        kept_ids, kept_texts = [ids[n] for n in kept], [texts[n] for n in kept]
         if self.mode != "dense":
             self.lexical.add(kept_ids, kept_texts)
+        if self.mode == "lexical":
+            return
+        split = {i: passages(t) for i, t in zip(kept_ids, kept_texts)} if self.views else {}
+        kept_windows = [windows[n] for n in kept]
+        wanted = kept_texts + [p for ps in split.values() for p in ps] + (
+            kept_windows if self.views else [])
+        distinct = list(dict.fromkeys(wanted))
+        vectors = self.embedder.embed(distinct)
+        row = {t: n for n, t in enumerate(distinct)}
+        self.vectors.add(kept_ids, vectors[[row[t] for t in kept_texts]])
+        if not self.views:
+            return
+        passage_ids: list[str] = []
+        for i, ps in split.items():
+            self._passages_of[i] = [f"{i}#{n}" for n in range(len(ps))]
+            passage_ids += self._passages_of[i]
+            self._owner.update({p: i for p in self._passages_of[i]})
+        self.passage_vectors.add(passage_ids, vectors[[row[p] for ps in split.values()
+                                                       for p in ps]])
+        self.window_vectors.add(kept_ids, vectors[[row[w] for w in kept_windows]])
+        self.window_lexical.add(kept_ids, kept_windows)
 
     def rankings(self, text: str, depth: int, allow: Collection[str] | None,
                  vector: np.ndarray | None = None) -> list[list[str]]:
-        """The ranking of each retriever of ``mode`` for ``text`` (embedded, unless its
-        ``vector`` is given) among ``allow``."""
+        """The ranking of each retriever of ``mode`` (and of each view) for ``text``
+        (embedded, unless its ``vector`` is given) among ``allow``."""
         out: list[list[str]] = []
         if self.mode != "lexical":
             if vector is None:
                 vector = self.embedder.embed([text])
-            out.append([i for i, _ in self.vectors.search(vector, depth, allow=allow)[0]])
+            if self.views:  # an item's dense score is its best passage's (MaxP)
+                out.append(self._best_passages(vector, depth, allow))
+            else:
+                out.append([i for i, _ in self.vectors.search(vector, depth, allow=allow)[0]])
         if self.mode != "dense":
             out.append([i for i, _ in self.lexical.search(text, depth, allow=allow)])
+        if self.views and vector is not None:
+            out.append([i for i, _ in self.window_vectors.search(vector, depth, allow=allow)[0]])
+            out.append([i for i, _ in self.window_lexical.search(text, depth, allow=allow)])
         return out
+
+    def _best_passages(self, vector: np.ndarray, depth: int, allow: Collection[str] | None
+                       ) -> list[str]:
+        """Items by their best passage's cosine (MaxP), best first, among ``allow``."""
+        if allow is None:
+            allowed = None
+            count = len(self._owner)
+        else:
+            allowed = [p for i in allow for p in self._passages_of.get(i, ())]
+            count = len(allowed)
+        if count == 0:
+            return []
+        # Enough passages that ``depth`` distinct items surface even when the best items
+        # are long (several passages each).
+        hits = self.passage_vectors.search(vector, min(count, 4 * depth), allow=allowed)[0]
+        owners = dict.fromkeys(self._owner[p] for p, _ in hits)
+        return list(owners)[:depth]
 
     def search(self, query: RetrievalQuery | str, k: int, *,
                allow: Collection[str] | None = None,

@@ -6,11 +6,14 @@ one is given, loaded on first use), a vector engine, one hybrid index per memory
 the visible ids as a filter inside each engine, and an OCR reader for the surrogates of frames
 and images (``OcrSurrogates``).
 
+Each item is indexed under its own text and, by default, under its views (``views``: its
+passages, and its turn window when it is a short turn), each a ranking of its own in the fusion.
+
 A search (``ranked``) runs three steps: query rewriting (``query``: the question without its
 answer-format instructions, the parts it compares, the sessions its time words point at, and a
 ``QueryExpander``'s texts when one is given), the fused first stage, and a reranker over the
 top candidates when one is given (``rerank``: failures fall back to the first stage,
-counted). The offline default is hybrid retrieval with rewriting, no expander and no
+counted). The offline default is hybrid retrieval with views and rewriting, no expander and no
 reranker.
 """
 
@@ -29,7 +32,8 @@ from m3kit.memory.hybrid import RETRIEVAL_MODES, HybridIndex, RetrievalMode
 from m3kit.memory.index import Hit, IndexFactory, VectorIndex, make_index
 from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.query import QueryExpander, RetrievalQuery, rewrite_query, session_spans
-from m3kit.memory.rerank import ModelReranker, Reranker, RerankStage
+from m3kit.memory.rerank import Reranker, RerankStage, named_reranker
+from m3kit.memory.views import turn_windows
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder, TextReader
@@ -47,10 +51,12 @@ class IndexedMemory(OcrSurrogates, Memory):
     Subclasses say what to store and what to index (``_prepare``); the build runs it and the
     embedder in a worker thread and keeps the index. ``ocr`` (set by subclasses) hands the OCR
     ``reader`` to ``_prepare``. ``retrieval`` picks the first stage (``hybrid``, ``dense``,
-    ``lexical``); ``rewriting`` rewrites the question (``query``: format instructions out,
+    ``lexical``); ``views`` adds the items' passages and turn windows to a hybrid search
+    (``views``); ``rewriting`` rewrites the question (``query``: format instructions out,
     compared parts, the time scope; off: the bare question);
     ``expander`` adds query texts; ``reranker`` reorders the top ``rerank_depth`` (each: an
-    object, or the name of an inspect model for the model-backed one).
+    object, or a name: ``maxsim`` for the late-interaction reranker, else an inspect model's
+    for the model-backed one).
     """
 
     def __init__(
@@ -60,6 +66,7 @@ class IndexedMemory(OcrSurrogates, Memory):
         index: str | IndexFactory = "faiss",
         reader: TextReader | None = None,
         retrieval: RetrievalMode = "hybrid",
+        views: bool = True,
         rewriting: bool = True,
         expander: QueryExpander | str | None = None,
         reranker: Reranker | str | None = None,
@@ -71,12 +78,13 @@ class IndexedMemory(OcrSurrogates, Memory):
                              f"{', '.join(RETRIEVAL_MODES)}")
         self.index_engine = index
         self.retrieval: RetrievalMode = retrieval
+        self.views = views
         self.rewriting = rewriting
         # A string names an inspect model (``memory_config`` arrives as JSON).
         self.expander = (ModelQueryExpander(expander) if isinstance(expander, str)
                          else expander)
-        if isinstance(reranker, str):
-            reranker = ModelReranker(reranker)
+        if isinstance(reranker, str):  # ``maxsim`` shares this memory's MiniLM
+            reranker = named_reranker(reranker, self.embedder)
         self.rerank_stage = RerankStage(reranker, depth=rerank_depth) if reranker else None
         self._embedder = embedder
         self._text_reader = reader
@@ -107,22 +115,34 @@ class IndexedMemory(OcrSurrogates, Memory):
             "embedder": self.embedder().name,
             "index": engine if isinstance(engine, str) else getattr(engine, "name", repr(engine)),
             "retrieval": self.retrieval,
+            "views": self.views and self.retrieval == "hybrid",
             "rewriting": self.rewriting,
             "expander": self.expander.name if self.expander else None,
             "reranker": stage.name if stage else None,
             "rerank_depth": stage.depth if stage else None,
         }
 
-    def new_index(self, ids: Sequence[str], texts: Sequence[str]) -> HybridIndex:
+    def new_index(self, ids: Sequence[str], texts: Sequence[str],
+                  windows: Sequence[str] | None = None) -> HybridIndex:
         """A fresh hybrid index of ``texts`` under ``ids`` (blank texts are left out: they
-        cannot be retrieved). Runs the embedder: call it from a worker thread."""
+        cannot be retrieved), with the views (``windows``: each text's turn window) when
+        ``views`` is on. Runs the embedder: call it from a worker thread."""
         embedder = self.embedder()
         factory = self.index_engine
-        vectors = (make_index(factory, dim=embedder.dim) if isinstance(factory, str)
-                   else factory(embedder.dim))
-        index = HybridIndex(embedder, vectors, mode=self.retrieval)
-        index.add(ids, texts)
+
+        def vectors() -> VectorIndex:
+            return (make_index(factory, dim=embedder.dim) if isinstance(factory, str)
+                    else factory(embedder.dim))
+
+        index = HybridIndex(embedder, vectors(), mode=self.retrieval,
+                            view_vectors=vectors if self.views else None)
+        index.add(ids, texts, windows if self.views else None)
         return index
+
+    def indexed_item(self, index_id: str, items: dict[str, MemoryItem]) -> MemoryItem | None:
+        """The item an index id stands for (``items``: by item id), ``None`` for an index entry
+        that is not an item of the conversation (a summary under an id of its own)."""
+        return items.get(index_id)
 
     def rewrite(self, query: str, visible: Sequence[MemoryItem],
                 expansions: Sequence[str] = ()) -> RetrievalQuery:
@@ -169,7 +189,9 @@ class IndexedMemory(OcrSurrogates, Memory):
             partial(self.search, key, rewritten, depth, list(candidates), scopes,
                     [w for _, w in wanted]))
         if stage is not None:
-            hits = await stage.apply(query, hits, {i: candidates[i].text for i, _ in hits})
+            # The reranker reads the question without its answer-format instructions too.
+            hits = await stage.apply(rewritten.text, hits,
+                                     {i: candidates[i].text for i, _ in hits})
         return hits[:k]
 
     async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
@@ -177,7 +199,10 @@ class IndexedMemory(OcrSurrogates, Memory):
 
         def build() -> list[MemoryItem]:
             items, ids, texts = self._prepare(key, events, reader)
-            self._indexes[key] = self.new_index(ids, texts)
+            by_id = {item.id: item for item in items}
+            windows = (turn_windows([self.indexed_item(i, by_id) for i in ids], texts)
+                       if self.views else None)
+            self._indexes[key] = self.new_index(ids, texts, windows)
             return items
 
         return await anyio.to_thread.run_sync(build)

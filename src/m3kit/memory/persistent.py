@@ -19,7 +19,7 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 import numpy as np
@@ -78,10 +78,14 @@ class _Plan:
 class PersistentMemory(Memory):
     """A memory with a text embedder, a perception pipeline and a stored index per key.
 
-    Subclasses implement ``_compute`` (items, arrays and state from new events, given what is
-    already stored) and ``_load`` (the in-memory indexes from a stored version).
+    Subclasses implement ``_jobs`` and ``_finish`` (items, arrays and state from new events,
+    given what is already stored) and ``_load`` (the in-memory indexes from a stored version).
     ``store=False`` keeps nothing on disk (each process builds again).
     """
+
+    # Settings of ``config()`` that change how a stored index is searched, not what it holds:
+    # left out of its address (``store_config``), so a dense and a hybrid run share one build.
+    search_settings: ClassVar[frozenset[str]] = frozenset({"retrieval"})
 
     def __init__(
         self,
@@ -133,6 +137,11 @@ class PersistentMemory(Memory):
             "perception": self.perception.model_dump(mode="json"),
             **({"perceivers": names} if names else {}),
         }
+
+    def store_config(self) -> dict[str, Any]:
+        """The part of ``config()`` that addresses the stored index: all of it but the
+        ``search_settings``."""
+        return {k: v for k, v in self.config().items() if k not in self.search_settings}
 
     def new_index(self, ids: Sequence[str], vectors: np.ndarray) -> VectorIndex:
         factory = self.index_engine
@@ -202,7 +211,7 @@ class PersistentMemory(Memory):
         corrupt = False
         if self.store is not None:
             try:
-                stored = self.store.lookup(self.config(), key, hashes)
+                stored = self.store.lookup(self.store_config(), key, hashes)
             except CorruptIndexError as exc:
                 logger.warning("memory %s: %s; building it again", key, exc)
                 self._skip(key, [SkippedRecord.from_error(exc)])
@@ -225,7 +234,7 @@ class PersistentMemory(Memory):
         result.key = key
         result.event_hashes = plan.hashes
         if self.store is not None:
-            self.store.save(self.config(), result)
+            self.store.save(self.store_config(), result)
         self._load(key, result)
         self._reports[key] = BuildReport(
             origin="extended" if stored is not None else "built", events=len(plan.hashes),

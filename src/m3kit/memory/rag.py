@@ -50,13 +50,14 @@ class RagMemory(IndexedMemory):
         ocr: bool = True,
         reader: TextReader | None = None,
         retrieval: RetrievalMode = "hybrid",
+        views: bool = True,
         rewriting: bool = True,
         expander: QueryExpander | str | None = None,
         reranker: Reranker | str | None = None,
         rerank_depth: int = 30,
     ) -> None:
         super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
-                         rewriting=rewriting, expander=expander, reranker=reranker,
+                         views=views, rewriting=rewriting, expander=expander, reranker=reranker,
                          rerank_depth=rerank_depth)
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")

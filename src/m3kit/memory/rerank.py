@@ -3,9 +3,12 @@
 The first stage (BM25 + dense, fused) is cheap and recall-oriented; a reranker reads the query
 and each candidate's text together. No cross-encoder or late-interaction model ships inside an
 installable package here (the PyPI rerankers, e.g. ``flashrank``, download their weights from a
-model hub at run time), so the reranker is a model backend: ``ModelReranker`` asks any inspect
-model for a listwise ranking (RankGPT's prompt shape, Sun et al., EMNLP 2023: numbered
-passages in, passage numbers best first out). The offline default is *no* reranker.
+model hub at run time), so there are two: ``maxsim`` (``memory/maxsim.py``: ColBERT's
+late-interaction score over the token embeddings of the MiniLM that ships in a package, offline)
+and ``ModelReranker``, which asks any inspect model for a listwise ranking (RankGPT's prompt
+shape, Sun et al., EMNLP 2023: numbered passages in, passage numbers best first out).
+``named_reranker`` resolves a configured name: ``maxsim``, else an inspect model's name. The
+offline default is *no* reranker.
 
 ``RerankStage`` runs a reranker over the top ``depth`` candidates and never lets it fail a
 question: a reranker that raises, or replies with no usable ranking, leaves the first stage's
@@ -21,7 +24,7 @@ import json
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from m3kit.errors import M3kitError
@@ -100,11 +103,19 @@ def parse_ranking(reply: str, count: int) -> list[int]:
     return kept
 
 
+def reply_tokens(count: int) -> int:
+    """A listwise reply's token budget for ``count`` passages: "[12, 3, ...]" takes about 3
+    tokens a number, plus room for a short preamble; a reply that runs past it is a model
+    talking, and the numbers it named by then are kept."""
+    return 4 * count + 16
+
+
 class ModelReranker:
     """Listwise reranking by an inspect model (``model``: a name for ``get_model`` or a
-    ``Model``), one call per query; the model is resolved on first use."""
+    ``Model``), one call per query; the model is resolved on first use. ``max_tokens``: the
+    reply's budget, by default ``reply_tokens`` of the candidates."""
 
-    def __init__(self, model: Any, *, max_tokens: int = 200) -> None:
+    def __init__(self, model: Any, *, max_tokens: int | None = None) -> None:
         self._model = model
         self.max_tokens = max_tokens
         self.name = f"model:{model}"
@@ -118,13 +129,25 @@ class ModelReranker:
         prompt = listwise_prompt(query, [text for _, text in candidates])
         output = await self._model.generate(
             input=[ChatMessageUser(content=prompt)],
-            config=GenerateConfig(max_tokens=self.max_tokens, temperature=0.0))
+            config=GenerateConfig(max_tokens=self.max_tokens or reply_tokens(len(candidates)),
+                                  temperature=0.0))
         usage = Usage(prompt_tokens=output.usage.input_tokens if output.usage else 0,
                       completion_tokens=output.usage.output_tokens if output.usage else 0)
         if output.error:
             raise RerankError(f"the reranking model failed: {output.error}", field="rerank")
         order = parse_ranking(output.completion, len(candidates))
         return [candidates[n - 1][0] for n in order], usage
+
+
+def named_reranker(name: str, embedder: Callable[[], object] | None = None) -> Reranker:
+    """The reranker a configured name (``memory_config={reranker: NAME}``) stands for:
+    ``maxsim`` (``MaxSimReranker``, fused, over ``embedder()``'s token embeddings when it has
+    them, else its own MiniLM), else ``ModelReranker(name)``."""
+    if name == "maxsim":
+        from m3kit.memory.maxsim import MaxSimReranker  # it imports this module's RerankError
+
+        return MaxSimReranker(embedder)
+    return ModelReranker(name)
 
 
 class RerankStage:

@@ -10,10 +10,25 @@ its own vector index over three auxiliary databases:
 Answer: the model first writes a retrieval request, ``{"ASR": str|null, "DET": [names]|null,
 "TYPE": ["location"|"number"|"relation"]|null}`` (a reply that is not such JSON falls back to
 the bare question for every database, counted in the answer's metadata). The request fans out
-over every shard that starts before the question's time; hits with cosine similarity at or above
-``threshold`` (0.3, the released code's ``rag_threshold``) are merged, ``k`` per database, best
-first. The answer model gets them (DET text rendered for the requested TYPEs) with ``frames``
-(32) frames sampled uniformly from the most relevant shard, up to the cut.
+over every shard that starts before the question's time and the hits are merged, ``k`` per
+database, best first. The answer model gets them (DET text rendered for the requested TYPEs)
+with ``frames`` (32) frames sampled uniformly from the most relevant shard, up to the cut.
+
+``retrieval`` picks how a database is searched (``hybrid.RETRIEVAL_MODES``):
+
+- ``dense`` is Video-RAG as released: hits with cosine similarity at or above ``threshold``
+  (0.3, the released code's ``rag_threshold``), best cosine first;
+- ``lexical``: BM25 over the key's texts (SQLite FTS5, ``lexical``), a hit being any text that
+  shares a term with the request (a positive BM25 score), best BM25 first;
+- ``hybrid`` (the default): both rankings, each with its own gate (dense hits at cosine >=
+  ``threshold``, BM25 hits with a positive score), fused by reciprocal rank (c = 60, as
+  ``HybridIndex``); a text either gate lets through can be a hit, and one both rank high leads.
+  Scores are then fused scores (``fusion``: 1.0 is first in both rankings).
+
+Each engine searches with the causal filter inside (the visible texts of the database), so the
+``k`` hits are ``k`` visible ones when there are that many. The stored index keeps the vectors;
+the BM25 index is rebuilt from the stored texts on load (no perception, no embedding), so the
+retrieval mode is not part of the store's address (``PersistentMemory.store_config``).
 
 ``retrieve`` has no model to write a request: it ranks with the fallback request (the bare
 question for every database). Indexes persist (``PersistentMemory``).
@@ -34,7 +49,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import clock
-from m3kit.memory.index import IndexFactory, VectorIndex
+from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
+from m3kit.memory.hybrid import FUSION_DEPTH, RETRIEVAL_MODES, RetrievalMode
+from m3kit.memory.index import Hit, IndexFactory, VectorIndex
+from m3kit.memory.lexical import LexicalIndex
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.base import TranscriptSegment
@@ -94,7 +112,9 @@ class VideoRagMemory(PersistentMemory):
 
     ``speech``: ``auto`` (the data's transcript events, else Whisper over the frames' video),
     ``transcripts`` (only the data's), ``whisper`` (Whisper always), ``none``. ``request``:
-    ask the model for a retrieval request (else the bare question always).
+    ask the model for a retrieval request (else the bare question always). ``retrieval``:
+    ``hybrid`` (BM25 + dense, fused), ``dense`` (Video-RAG's cosine threshold alone),
+    ``lexical`` (BM25 alone); ``threshold`` gates the dense hits in ``hybrid`` and ``dense``.
     """
 
     name = "videorag"
@@ -111,6 +131,7 @@ class VideoRagMemory(PersistentMemory):
         ocr: bool = True,
         detector: Literal["color-regions", "none"] = "color-regions",
         request: bool = True,
+        retrieval: RetrievalMode = "hybrid",
         index: str | IndexFactory = "faiss",
         store: str | Path | IndexStore | None | Literal[False] = None,
         executor: Executor = "inprocess",
@@ -120,6 +141,9 @@ class VideoRagMemory(PersistentMemory):
     ) -> None:
         if k <= 0 or frames < 0 or shard_seconds <= 0:
             raise ValueError("k and shard_seconds must be positive, frames >= 0")
+        if retrieval not in RETRIEVAL_MODES:
+            raise ValueError(f"unknown retrieval {retrieval!r}; known: "
+                             f"{', '.join(RETRIEVAL_MODES)}")
         perception = PerceptionConfig(
             ocr=ocr, detector=detector,
             speech="whisper" if speech in ("auto", "whisper") else "none")
@@ -132,13 +156,15 @@ class VideoRagMemory(PersistentMemory):
         self.shard_seconds = shard_seconds
         self.speech = speech
         self.request = request
+        self.retrieval: RetrievalMode = retrieval
         self._shards: dict[str, dict[int, VectorIndex]] = {}
+        self._lexical: dict[str, LexicalIndex] = {}
 
     def config(self) -> dict[str, Any]:
         return {
             "memory": self.name, "k": self.k, "threshold": self.threshold,
             "frames": self.frames, "shard_seconds": self.shard_seconds, "speech": self.speech,
-            "request": self.request, **self.base_config(),
+            "request": self.request, "retrieval": self.retrieval, **self.base_config(),
         }
 
     def shard_of(self, t: float) -> int:
@@ -240,37 +266,61 @@ class VideoRagMemory(PersistentMemory):
             shard: self.new_index([ids[n] for n in picked], vectors[picked])  # type: ignore[index]
             for shard, picked in rows.items()
         }
+        if self.retrieval != "dense":  # BM25 from the stored texts: cheap, nothing perceived
+            text_of = {i.id: i.text for i in stored.items}
+            lexical = LexicalIndex()
+            lexical.add(ids, [text_of.get(i, "") for i in ids])
+            self._lexical[key] = lexical
 
     def _drop(self, key: str) -> None:
         self._shards.pop(key, None)
+        self._lexical.pop(key, None)
 
     # -- retrieval -------------------------------------------------------------------------------
 
     def search(self, key: str, query: str, request: RetrievalRequest | None,
                visible: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
         """The merged hits of ``request`` (``None``: the bare ``query`` for every database)
-        over every shard with visible items, ``k`` per database at or above ``threshold``,
-        best first. Runs the embedder: call it from a worker thread."""
+        over every shard with visible items, ``k`` per database (each through ``retrieval``'s
+        gates: cosine >= ``threshold``, a positive BM25 score), best first. Runs the embedder:
+        call it from a worker thread."""
         queries = _database_queries(query, request)
         if not queries:
             return []
         texts = sorted(set(queries.values()))
-        vectors = dict(zip(texts, self.embed(texts), strict=True))
+        vectors = (dict(zip(texts, self.embed(texts), strict=True))
+                   if self.retrieval != "lexical" else {})
         by_id = {i.id: i for i in visible if i.metadata.get("db")}
-        allow: dict[tuple[int, str], list[str]] = {}
+        allow: dict[str, dict[int, list[str]]] = {}
         for item in by_id.values():
-            allow.setdefault((int(item.metadata["shard"]), item.metadata["db"]), []).append(item.id)
-        merged: dict[str, list[tuple[MemoryItem, float]]] = {db: [] for db in queries}
-        shards = self._shards.get(key, {})
-        for (shard, db), ids in sorted(allow.items()):
-            if db not in queries or shard not in shards:
-                continue
-            hits = shards[shard].search(vectors[queries[db]], self.k, allow=ids)[0]
-            merged[db].extend((by_id[h], s) for h, s in hits if s >= self.threshold)
+            allow.setdefault(item.metadata["db"], {}).setdefault(
+                int(item.metadata["shard"]), []).append(item.id)
         out: list[tuple[MemoryItem, float]] = []
-        for hits in merged.values():
-            out.extend(sorted(hits, key=lambda pair: -pair[1])[: self.k])
+        for db, text in queries.items():
+            shards = allow.get(db, {})
+            if not shards:
+                continue
+            rankings: list[list[Hit]] = []
+            if self.retrieval != "lexical":
+                rankings.append(self._dense(key, vectors[text], shards))
+            if self.retrieval != "dense":
+                ids = [i for shard_ids in shards.values() for i in shard_ids]
+                rankings.append(self._lexical[key].search(text, max(self.k, FUSION_DEPTH),
+                                                          allow=ids))
+            hits = (rankings[0] if len(rankings) == 1 else reciprocal_rank_fusion(
+                [[i for i, _ in r] for r in rankings], c=RRF_C))
+            out.extend((by_id[i], s) for i, s in hits[: self.k])
         return sorted(out, key=lambda pair: -pair[1])
+
+    def _dense(self, key: str, vector: np.ndarray, shards: dict[int, list[str]]) -> list[Hit]:
+        """The dense hits (cosine >= ``threshold``) among the ids ``shards`` allows in each
+        shard's index, best first: Video-RAG searches each shard and merges."""
+        indexes = self._shards.get(key, {})
+        depth = self.k if self.retrieval == "dense" else max(self.k, FUSION_DEPTH)
+        hits = [hit for shard, ids in sorted(shards.items()) if shard in indexes
+                for hit in indexes[shard].search(vector, depth, allow=ids)[0]
+                if hit[1] >= self.threshold]
+        return sorted(hits, key=lambda hit: -hit[1])[:depth]
 
     async def _retrieve(self, key: str, query: str, items: list[MemoryItem], k: int | None
                         ) -> list[MemoryItem]:

@@ -9,6 +9,7 @@ from m3kit.perception.base import (
     TextEmbedder,
     TextLine,
     TextReader,
+    TokenEmbedder,
     TranscriptSegment,
 )
 from m3kit.perception.cache import CachedTextReader
@@ -25,6 +26,7 @@ __all__ = [
     "TextEmbedder",
     "TextLine",
     "TextReader",
+    "TokenEmbedder",
     "TranscriptSegment",
     "WhisperRecognizer",
 ]

@@ -72,6 +72,17 @@ class TextEmbedder(Protocol):
 
 
 @runtime_checkable
+class TokenEmbedder(Protocol):
+    """Contextual token embeddings: per text, one L2-normalised float32 row per word piece
+    (special tokens and padding left out), the input of late-interaction scoring."""
+
+    name: str
+    dim: int
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+
+
+@runtime_checkable
 class Captioner(Protocol):
     """A sentence describing each image (a VLM behind it, or a text-surrogate default)."""
 

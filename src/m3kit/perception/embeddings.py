@@ -49,3 +49,49 @@ class MiniLMEmbedder:
                 convert_to_numpy=True, show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """``TokenEmbedder``: per text, its word pieces' contextual embeddings (the transformer's
+        last layer, before mean pooling), L2-normalised, [CLS]/[SEP] and padding left out. A
+        text longer than the model's window (256 pieces) is embedded in consecutive windows cut
+        between words, and their rows stacked; an empty text has no rows."""
+        with self._lock:
+            model = self._load()
+            window = model.max_seq_length - 2  # room for [CLS] and [SEP]
+            spans: list[str] = []
+            owners: list[int] = []
+            for n, text in enumerate(texts):
+                for span in _windows(model.tokenizer, text, window):
+                    spans.append(span)
+                    owners.append(n)
+            rows = model.encode(spans, batch_size=self.batch_size,
+                                output_value="token_embeddings", convert_to_numpy=False,
+                                show_progress_bar=False) if spans else []
+        parts: list[list[np.ndarray]] = [[] for _ in texts]
+        for owner, matrix in zip(owners, rows, strict=True):
+            pieces = np.asarray(matrix.float().cpu().numpy()[1:-1], dtype=np.float32)
+            norms = np.linalg.norm(pieces, axis=1, keepdims=True)
+            parts[owner].append(pieces / np.maximum(norms, 1e-12))
+        return [np.concatenate(p) if p else np.zeros((0, self.dim), dtype=np.float32)
+                for p in parts]
+
+
+def _windows(tokenizer: Any, text: str, size: int) -> list[str]:
+    """``text`` cut into spans of at most ``size`` word pieces, each cut at the start of a
+    word (a word longer than ``size`` pieces is cut inside)."""
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                         verbose=False)  # long texts are windowed here, not truncated
+    offsets = encoding["offset_mapping"]
+    words = encoding.word_ids()
+    spans: list[str] = []
+    start = 0
+    while start < len(offsets):
+        end = min(start + size, len(offsets))
+        if end < len(offsets):
+            cut = end
+            while cut > start + 1 and words[cut] == words[cut - 1]:
+                cut -= 1
+            end = cut if cut > start + 1 else end
+        spans.append(text[offsets[start][0]:offsets[end - 1][1]])
+        start = end
+    return spans

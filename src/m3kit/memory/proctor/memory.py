@@ -95,13 +95,14 @@ class ProctorMemory(IndexedMemory):
         captioner: Captioner | None = None,
         page_dpi: int = 144,
         retrieval: RetrievalMode = "hybrid",
+        views: bool = True,
         rewriting: bool = True,
         expander: QueryExpander | str | None = None,
         reranker: Reranker | str | None = None,
         rerank_depth: int = 30,
     ) -> None:
         super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
-                         rewriting=rewriting, expander=expander, reranker=reranker,
+                         views=views, rewriting=rewriting, expander=expander, reranker=reranker,
                          rerank_depth=rerank_depth)
         if top_k <= 0 or over_fetch < 1:
             raise ValueError("top_k must be positive and over_fetch at least 1")
