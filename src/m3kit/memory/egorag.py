@@ -44,9 +44,8 @@ from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryIt
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import clock
 from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
-from m3kit.memory.hybrid import RETRIEVAL_MODES, RetrievalMode
+from m3kit.memory.hybrid import RetrievalMode
 from m3kit.memory.index import IndexFactory, VectorIndex
-from m3kit.memory.lexical import LexicalIndex
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.captions import (
@@ -120,24 +119,19 @@ class EgoRagMemory(PersistentMemory):
     ) -> None:
         if min(k, hours, days) <= 0 or clip_seconds <= 0 or fps <= 0:
             raise ValueError("k, hours, days, clip_seconds and fps must be positive")
-        if retrieval not in RETRIEVAL_MODES:
-            raise ValueError(f"unknown retrieval {retrieval!r}; known: "
-                             f"{', '.join(RETRIEVAL_MODES)}")
         perception = PerceptionConfig(
             ocr=ocr, detector=detector,
             speech="whisper" if speech in ("auto", "whisper") else "none")
         super().__init__(embedder=embedder, index=index, store=store, executor=executor,
                          workers=workers, perception=perception, perceivers=perceivers,
-                         progress=progress)
+                         progress=progress, retrieval=retrieval)
         self.k, self.hours, self.days = k, hours, days
         self.clip_seconds = clip_seconds
         self.fps = fps
         self.speech = speech
         self.captioner = captioner or SurrogateClipCaptioner()
         self.summarizer = summarizer or ExtractiveSummarizer()
-        self.retrieval: RetrievalMode = retrieval
         self._indexes: dict[str, VectorIndex] = {}
-        self._lexical: dict[str, LexicalIndex] = {}
         # A search adds its rebuilt texts to the key's BM25 index and takes them out again.
         self._lexical_lock = threading.Lock()
         self._percepts: dict[str, _Percepts] = {}
@@ -263,15 +257,9 @@ class EgoRagMemory(PersistentMemory):
         vectors = stored.arrays.get("vectors", np.zeros((0, self.embedder().dim)))
         self._indexes[key] = self.new_index(ids, vectors)
         self._percepts[key] = _Percepts.model_validate_json(stored.state)
-        if self.retrieval != "dense":  # BM25 from the stored texts: cheap, nothing perceived
-            text_of = {i.id: i.text for i in stored.items}
-            lexical = LexicalIndex()
-            lexical.add(ids, [text_of.get(i, "") for i in ids])
-            self._lexical[key] = lexical
 
     def _drop(self, key: str) -> None:
         self._indexes.pop(key, None)
-        self._lexical.pop(key, None)
         self._percepts.pop(key, None)
         with self._rebuilt_lock:
             for cached in [c for c in self._rebuilt if c[0] == key]:

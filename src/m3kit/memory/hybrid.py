@@ -47,6 +47,13 @@ FUSION_DEPTH = 100
 EXPANSION_WEIGHT = 0.5
 
 
+def checked_retrieval(mode: str) -> RetrievalMode:
+    """``mode`` when it is one of ``RETRIEVAL_MODES``, else ``ValueError`` naming them."""
+    if mode not in RETRIEVAL_MODES:
+        raise ValueError(f"unknown retrieval {mode!r}; known: {', '.join(RETRIEVAL_MODES)}")
+    return mode  # type: ignore[return-value]
+
+
 class HybridIndex:
     """A dense index and a BM25 index over the same (id, text) pairs, searched together;
     with ``view_vectors`` (hybrid mode only), the items' passages and turn windows too."""
@@ -55,13 +62,10 @@ class HybridIndex:
                  mode: RetrievalMode = "hybrid", depth: int = FUSION_DEPTH,
                  c: int = RRF_C,
                  view_vectors: Callable[[], VectorIndex] | None = None) -> None:
-        if mode not in RETRIEVAL_MODES:
-            raise ValueError(f"unknown retrieval mode {mode!r}; known: "
-                             f"{', '.join(RETRIEVAL_MODES)}")
         self.embedder = embedder
         self.vectors = vectors
         self.lexical = LexicalIndex()
-        self.mode = mode
+        self.mode = checked_retrieval(mode)
         self.depth = depth
         self.c = c
         self.views = view_vectors is not None and mode == "hybrid"

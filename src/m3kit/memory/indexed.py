@@ -28,7 +28,7 @@ import anyio
 
 from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
 from m3kit.memory.expansion import ModelQueryExpander
-from m3kit.memory.hybrid import RETRIEVAL_MODES, HybridIndex, RetrievalMode
+from m3kit.memory.hybrid import HybridIndex, RetrievalMode, checked_retrieval
 from m3kit.memory.index import Hit, IndexFactory, VectorIndex, make_index
 from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.query import QueryExpander, RetrievalQuery, rewrite_query, session_spans
@@ -73,12 +73,9 @@ class IndexedMemory(OcrSurrogates, Memory):
         rerank_depth: int = 30,
     ) -> None:
         super().__init__()
-        if retrieval not in RETRIEVAL_MODES:
-            raise ValueError(f"unknown retrieval {retrieval!r}; known: "
-                             f"{', '.join(RETRIEVAL_MODES)}")
         self.index_engine = index
-        self.retrieval: RetrievalMode = retrieval
-        self.views = views
+        self.retrieval = checked_retrieval(retrieval)
+        self.views = views and self.retrieval == "hybrid"  # views are rankings of a fusion
         self.rewriting = rewriting
         # A string names an inspect model (``memory_config`` arrives as JSON).
         self.expander = (ModelQueryExpander(expander) if isinstance(expander, str)
@@ -115,7 +112,7 @@ class IndexedMemory(OcrSurrogates, Memory):
             "embedder": self.embedder().name,
             "index": engine if isinstance(engine, str) else getattr(engine, "name", repr(engine)),
             "retrieval": self.retrieval,
-            "views": self.views and self.retrieval == "hybrid",
+            "views": self.views,
             "rewriting": self.rewriting,
             "expander": self.expander.name if self.expander else None,
             "reranker": stage.name if stage else None,

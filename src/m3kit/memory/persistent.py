@@ -26,7 +26,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
+from m3kit.memory.hybrid import RetrievalMode, checked_retrieval
 from m3kit.memory.index import IndexFactory, VectorIndex, make_index
+from m3kit.memory.lexical import LexicalIndex
 from m3kit.memory.store import CorruptIndexError, IndexStore, StoredIndex, event_hash
 from m3kit.perception.pipeline import (
     Executor,
@@ -80,7 +82,9 @@ class PersistentMemory(Memory):
 
     Subclasses implement ``_jobs`` and ``_finish`` (items, arrays and state from new events,
     given what is already stored) and ``_load`` (the in-memory indexes from a stored version).
-    ``store=False`` keeps nothing on disk (each process builds again).
+    ``store=False`` keeps nothing on disk (each process builds again). ``retrieval``
+    (``hybrid.RETRIEVAL_MODES``) says how subclasses search; unless it is ``dense``, each loaded
+    key also gets a BM25 index over its stored texts (by the stored ``ids`` array).
     """
 
     # Settings of ``config()`` that change how a stored index is searched, not what it holds:
@@ -98,8 +102,13 @@ class PersistentMemory(Memory):
         perception: PerceptionConfig | None = None,
         perceivers: Perceivers | None = None,
         progress: Progress | None = None,
+        retrieval: RetrievalMode = "hybrid",
     ) -> None:
         super().__init__()
+        self.retrieval = checked_retrieval(retrieval)
+        # BM25 over each key's stored texts (``retrieval`` other than dense): rebuilt on every
+        # load, cheap and nothing perceived, so it is never part of what is stored.
+        self._lexical: dict[str, LexicalIndex] = {}
         self.index_engine = index
         self._embedder = embedder
         self.store = (None if store is False else
@@ -226,7 +235,7 @@ class PersistentMemory(Memory):
         key, stored = plan.key, plan.stored
         if plan.complete:
             assert stored is not None
-            self._load(key, stored)
+            self._load_all(key, stored)
             self._reports[key] = BuildReport(origin="stored", events=len(plan.hashes),
                                              new_events=0)
             return stored.items
@@ -235,15 +244,26 @@ class PersistentMemory(Memory):
         result.event_hashes = plan.hashes
         if self.store is not None:
             self.store.save(self.store_config(), result)
-        self._load(key, result)
+        self._load_all(key, result)
         self._reports[key] = BuildReport(
             origin="extended" if stored is not None else "built", events=len(plan.hashes),
             new_events=len(plan.new_events), embedded=embedded, corrupt_store=plan.corrupt,
             cost=cost)
         return result.items
 
+    def _load_all(self, key: str, stored: StoredIndex) -> None:
+        self._load(key, stored)
+        if self.retrieval == "dense":
+            return
+        text_of = {i.id: i.text for i in stored.items}
+        ids = [str(i) for i in stored.arrays.get("ids", ())]
+        lexical = LexicalIndex()
+        lexical.add(ids, [text_of.get(i, "") for i in ids])
+        self._lexical[key] = lexical
+
     def _forget(self, key: str) -> None:
         self._reports.pop(key, None)
+        self._lexical.pop(key, None)
         self._drop(key)
 
     @abstractmethod

@@ -50,9 +50,8 @@ from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryIt
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import clock
 from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
-from m3kit.memory.hybrid import FUSION_DEPTH, RETRIEVAL_MODES, RetrievalMode
+from m3kit.memory.hybrid import FUSION_DEPTH, RetrievalMode
 from m3kit.memory.index import Hit, IndexFactory, VectorIndex
-from m3kit.memory.lexical import LexicalIndex
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.base import TranscriptSegment
@@ -141,24 +140,19 @@ class VideoRagMemory(PersistentMemory):
     ) -> None:
         if k <= 0 or frames < 0 or shard_seconds <= 0:
             raise ValueError("k and shard_seconds must be positive, frames >= 0")
-        if retrieval not in RETRIEVAL_MODES:
-            raise ValueError(f"unknown retrieval {retrieval!r}; known: "
-                             f"{', '.join(RETRIEVAL_MODES)}")
         perception = PerceptionConfig(
             ocr=ocr, detector=detector,
             speech="whisper" if speech in ("auto", "whisper") else "none")
         super().__init__(embedder=embedder, index=index, store=store, executor=executor,
                          workers=workers, perception=perception, perceivers=perceivers,
-                         progress=progress)
+                         progress=progress, retrieval=retrieval)
         self.k = k
         self.threshold = threshold
         self.frames = frames
         self.shard_seconds = shard_seconds
         self.speech = speech
         self.request = request
-        self.retrieval: RetrievalMode = retrieval
         self._shards: dict[str, dict[int, VectorIndex]] = {}
-        self._lexical: dict[str, LexicalIndex] = {}
 
     def config(self) -> dict[str, Any]:
         return {
@@ -266,15 +260,9 @@ class VideoRagMemory(PersistentMemory):
             shard: self.new_index([ids[n] for n in picked], vectors[picked])  # type: ignore[index]
             for shard, picked in rows.items()
         }
-        if self.retrieval != "dense":  # BM25 from the stored texts: cheap, nothing perceived
-            text_of = {i.id: i.text for i in stored.items}
-            lexical = LexicalIndex()
-            lexical.add(ids, [text_of.get(i, "") for i in ids])
-            self._lexical[key] = lexical
 
     def _drop(self, key: str) -> None:
         self._shards.pop(key, None)
-        self._lexical.pop(key, None)
 
     # -- retrieval -------------------------------------------------------------------------------
 
