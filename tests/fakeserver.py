@@ -58,6 +58,9 @@ class ScriptedServer:
     ``block_after``: after that many answers, further chat requests wait until ``release()``
     or ``stop()`` (a run can then be killed mid-flight; set it to ``None`` to let new requests
     through while held ones stay held). ``delay_s``: added to every answer.
+    ``responses_reply``: what ``POST /v1/responses`` answers, ``(status, JSON body)`` (a
+    server that answers every POST alike, or one with a Responses API); ``None``: 404, as
+    every path the server does not serve. Each such request is counted in ``responses_posts``.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class ScriptedServer:
         delay_s: float = 0.0,
         block_after: int | None = None,
         model: str = "scripted",
+        responses_reply: tuple[int, Any] | None = None,
     ) -> None:
         self.faults = {k: list(v) for k, v in (faults or {}).items()}
         self.answers = dict(answers or {})
@@ -82,6 +86,8 @@ class ScriptedServer:
         self.delay_s = delay_s
         self.block_after = block_after
         self.model = model
+        self.responses_reply = responses_reply
+        self.responses_posts = 0
         self.records: list[RequestRecord] = []
         self.answered = threading.Event()  # set when ``block_after`` answers were given
         self._release = threading.Event()
@@ -93,9 +99,11 @@ class ScriptedServer:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def start(self) -> Self:
+    def start(self, port: int = 0) -> Self:
+        """Serve on ``port`` (0: a free one; a given port lets a test restart a server where a
+        run's log says it was)."""
         handler = _handler_for(self)
-        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
                                         name="m3kit-scripted-server")
@@ -247,6 +255,13 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if self.path.rstrip("/").endswith("/responses"):
+                with server._lock:
+                    server.responses_posts += 1
+                status, body = server.responses_reply or (404, {"error": {"message":
+                                                                          "not found"}})
+                self._json(status, body)
+                return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._json(404, {"error": {"message": "not found"}})
                 return

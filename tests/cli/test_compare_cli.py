@@ -50,8 +50,8 @@ def test_compare_two_logs(builtin_runs: dict[str, Path],
     full, blind = builtin_runs["full"], builtin_runs["blind"]
     assert main(["compare", str(full), str(blind), "--json", "--resamples", "300"]) == 0
     out, err = capsys.readouterr()
-    # --json prints a list of comparisons: one pair of systems here
-    (result,) = json.loads(out)
+    # --json prints the comparisons keyed by benchmark, each a list: one pair of systems here
+    (result,) = json.loads(out)["m3eval"]
     # the blind flag is the one card field besides the model that differs between the runs
     assert "the runs' cards differ in " in err and "blind" in result["card_differences"]
     assert not any(f.startswith("model") for f in result["card_differences"])
@@ -154,7 +154,7 @@ def test_compare_two_predictions_files(tmp_path: Path,
     assert "+32.29 " in text and "*" not in text.split("McNemar")[0]
     assert "3 right in B only, p = 0.25" in text
     assert main([*argv, "--json"]) == 0
-    (result,) = json.loads(capsys.readouterr().out)
+    (result,) = json.loads(capsys.readouterr().out)["videomme_v2"]
     assert result["numbers"]["avg_acc"]["diff"] == 18.75
     assert result["mcnemar"] == {"n": 16, "b": 0, "c": 3, "p_value": 0.25}
 
@@ -212,7 +212,7 @@ def test_folders_of_two_systems_compare_pairwise(builtin_runs: dict[str, Path],
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     a, b = two_systems["a"], two_systems["b"]
     assert main(["compare", str(a), str(b), "--json", "--resamples", "300"]) == 0
-    full, blind = json.loads(capsys.readouterr().out)
+    full, blind = json.loads(capsys.readouterr().out)["m3eval"]
     assert (full["a"], full["b"]) == ("m3kit/builtin", "m3kit/builtin")
     assert (blind["a"], blind["b"]) == ("m3kit/builtin (blind)", "m3kit/builtin (blind)")
     assert (full["source_a"], full["source_b"]) == (str(a), str(b))
@@ -238,7 +238,7 @@ def test_folders_of_two_systems_compare_pairwise(builtin_runs: dict[str, Path],
 
     argv = ["compare", str(a), str(b), "--json", "--system", "m3kit/builtin (blind)"]
     assert main(argv) == 0
-    (only,) = json.loads(capsys.readouterr().out)
+    (only,) = json.loads(capsys.readouterr().out)["m3eval"]
     assert only["a"] == only["b"] == "m3kit/builtin (blind)"
 
 
@@ -248,7 +248,7 @@ def test_systems_of_one_side_only_are_listed_and_left_out(two_systems: dict[str,
     assert main(["compare", str(two_systems["a"]), str(two_systems["c"]), "--json",
                  "--resamples", "100"]) == 0
     out, err = capsys.readouterr()
-    (result,) = json.loads(out)
+    (result,) = json.loads(out)["m3eval"]
     assert result["a"] == result["b"] == "m3kit/builtin"
     assert result["numbers"]["nback_accuracy"]["diff"] == 0.0
     assert "m3kit: systems only in run A, left out: m3kit/builtin (blind)" in err
@@ -263,6 +263,119 @@ def test_an_unknown_system_refuses_in_one_line(two_systems: dict[str, Any],
         "field '--system': run A holds no system 'gpt' (its systems: m3kit/builtin, "
         "m3kit/builtin (blind))")
 
+
+
+# -- folders of several benchmarks, as a quickstart writes them (M3Eval's and SuperMemory's) ---
+
+
+@pytest.fixture(scope="module")
+def two_benchmarks(builtin_runs: dict[str, Path], two_systems: dict[str, Any],
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One blind SuperMemory-VQA run of ``m3kit/builtin`` on a one-person synthetic suite,
+    put beside the M3Eval runs: ``a`` (the full and blind M3Eval runs + it), ``b`` (the full
+    run with one answer flipped, the blind run + it), ``short`` (M3Eval's first 2 questions +
+    it), ``m3eval`` (the full M3Eval run only), ``supermemory`` (it only)."""
+    from m3kit.benchmarks import run_eval
+    from m3kit.synth.ego import EgoSuiteConfig, build_ego_suite
+
+    root = tmp_path_factory.mktemp("two_benchmarks")
+    suite = build_ego_suite(root / "ego", EgoSuiteConfig(
+        seed=0, persons=1, sessions=2, segments=8, answerable_per_skill=1, unanswerable=2))
+    run_eval("supermemory", "m3kit/builtin", task_args={"data": str(suite.root), "blind": True},
+             log_dir=root / "sm", cache=False)
+    flipped = two_systems["b"].parent / "flipped"
+    return {
+        "a": _folder(root / "a", builtin_runs["full"], builtin_runs["blind"], root / "sm"),
+        "b": _folder(root / "b", flipped, builtin_runs["blind"], root / "sm"),
+        "short": _folder(root / "short", builtin_runs["two"], root / "sm"),
+        "m3eval": _folder(root / "m3eval", builtin_runs["full"]),
+        "supermemory": _folder(root / "supermemory", root / "sm"),
+    }
+
+
+def test_each_benchmark_is_compared_on_its_own(builtin_runs: dict[str, Path],
+                                               two_benchmarks: dict[str, Path],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = two_benchmarks["a"], two_benchmarks["b"]
+    assert main(["compare", str(a), str(b), "--json", "--resamples", "200"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    # keyed by benchmark, in name order; M3Eval's systems pairwise, SuperMemory's one pair
+    assert list(result) == ["m3eval", "supermemory"]
+    full, blind = result["m3eval"]
+    assert (full["a"], blind["a"]) == ("m3kit/builtin", "m3kit/builtin (blind)")
+    right = {q for q, s in _statuses(builtin_runs["full"]).items() if s == "correct"}
+    # the one flipped answer: -100/6 points
+    assert full["numbers"]["nback_accuracy"]["diff"] == pytest.approx(-100 / 6)
+    assert full["numbers"]["nback_accuracy"]["a"] == pytest.approx(100 * len(right) / 6)
+    (memory,) = result["supermemory"]
+    questions = len(_statuses(two_benchmarks["supermemory"]))
+    # the same log on both sides: every question shared, no difference, no McNemar discordance
+    assert memory["benchmark"] == "supermemory" and memory["n_shared"] == questions
+    assert memory["numbers"]["qa_acc"]["diff"] == 0.0
+    assert memory["mcnemar"] == {"n": questions, "b": 0, "c": 0, "p_value": 1.0}
+    assert "left out" not in err
+
+    assert main(["compare", str(a), str(b), "--resamples", "200"]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # wrapped at 80 columns
+    m3eval_at = text.index(f"M3Eval: A = m3kit/builtin ({a})")
+    blind_at = text.index(f"M3Eval: A = m3kit/builtin (blind) ({a})")
+    memory_at = text.index("SuperMemory-VQA: A = ")
+    assert m3eval_at < blind_at < memory_at  # one after the other, benchmark by benchmark
+    assert "qa_acc" in text[memory_at:] and "nback_accuracy" in text[:memory_at]
+
+
+def test_a_benchmark_of_one_side_only_is_named_in_one_line(
+        two_benchmarks: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["compare", str(two_benchmarks["a"]), str(two_benchmarks["m3eval"]), "--json",
+            "--resamples", "100"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert list(json.loads(out)) == ["m3eval"]
+    lines = err.strip().splitlines()
+    assert "m3kit: benchmarks in one run only, left out: supermemory (run A)" in lines
+    assert "m3kit: systems only in run A, left out: m3kit/builtin (blind)" in lines
+    swapped = ["compare", str(two_benchmarks["m3eval"]), str(two_benchmarks["a"]), "--json"]
+    assert main(swapped) == 0
+    assert ("m3kit: benchmarks in one run only, left out: supermemory (run B)"
+            in capsys.readouterr().err)
+
+
+def test_a_benchmark_that_cannot_be_compared_is_left_out_with_its_reason(
+        two_benchmarks: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """M3Eval's runs ask 6 and 2 questions (under half shared): left out, SuperMemory's
+    compared. With M3Eval alone on each side the same is the error, exit 2."""
+    argv = ["compare", str(two_benchmarks["m3eval"]), str(two_benchmarks["short"]), "--json",
+            "--resamples", "100"]
+    assert main(argv) == 2  # no benchmark in common but M3Eval, which refuses
+    assert "share 2 of 6 questions" in capsys.readouterr().err
+    a = two_benchmarks["a"]
+    assert main(["compare", str(a), str(two_benchmarks["short"]), "--json",
+                 "--system", "m3kit/builtin", "--resamples", "100"]) == 0
+    out, err = capsys.readouterr()
+    assert list(json.loads(out)) == ["supermemory"]
+    (line,) = [line for line in err.splitlines() if "not compared" in line]
+    assert line.startswith("m3kit: M3Eval: not compared: the runs share 2 of 6 questions")
+
+
+def test_sides_sharing_no_benchmark_refuse_in_one_line(two_benchmarks: dict[str, Path],
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    argv = ["compare", str(two_benchmarks["m3eval"]), str(two_benchmarks["supermemory"])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("m3kit: error: the runs share no benchmark (A: m3eval; B: supermemory): "
+                   "only runs of one benchmark compare")
+
+
+def test_a_baseline_of_several_benchmarks_is_refused(two_benchmarks: dict[str, Path]) -> None:
+    """``m3kit report --baseline`` takes one system's run of one benchmark."""
+    from m3kit.report.compare import CompareError, run_from_logs
+
+    with pytest.raises(CompareError, match=r"holds logs of several benchmarks \(m3eval, "
+                                           r"supermemory\): give one system's logs of one "
+                                           r"benchmark"):
+        run_from_logs(two_benchmarks["a"])
 
 # -- score files: m3kit score VERB --json --items ---------------------------------------------
 
@@ -307,7 +420,7 @@ def test_compare_two_score_files(tmp_path: Path, capsys: pytest.CaptureFixture[s
                     capsys, "--items")
     assert main(["compare", str(a), str(b), "--json"]) == 0
     out, err = capsys.readouterr()
-    (result,) = json.loads(out)
+    (result,) = json.loads(out)["videomme_v2"]
     # the same numbers as the predictions files compared with --score (test above):
     # Avg Acc 81.25 -> 100; McNemar b = 0, c = 3: p = 2 * (1/2)**3
     assert (result["a"], result["b"], result["n_shared"], result["n_units"]) == ("a", "b", 16, 4)
@@ -320,7 +433,7 @@ def test_compare_two_score_files(tmp_path: Path, capsys: pytest.CaptureFixture[s
                    str(tmp_path / "a.jsonl"), "--predictions", str(tmp_path / "b.jsonl"),
                    "--json"]
     assert main(predictions) == 0
-    (scored,) = json.loads(capsys.readouterr().out)
+    (scored,) = json.loads(capsys.readouterr().out)["videomme_v2"]
     assert result["numbers"] == scored["numbers"]
 
 

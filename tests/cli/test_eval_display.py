@@ -1,12 +1,13 @@
-"""``m3kit eval``'s progress display: bars by default on a terminal, nothing by default in a
-pipe (the reader wants the table), ``--progress`` forces it (one line per step where no
-terminal draws bars), ``--quiet`` turns it off."""
+"""``m3kit eval``'s progress display: bars by default on a terminal, inspect's display off by
+default in a pipe (the reader wants the table on stdout) where m3kit writes its own progress
+lines to stderr, ``--progress`` forces inspect's (one line per step where no terminal draws
+bars), ``--quiet`` turns both off."""
 
 from __future__ import annotations
 
 import pytest
 
-from m3kit.cli.eval import eval_display
+from m3kit.cli.eval import eval_display, progress_lines
 
 
 @pytest.mark.parametrize(("progress", "terminal", "display"), [
@@ -19,3 +20,15 @@ from m3kit.cli.eval import eval_display
 ])
 def test_display(progress: bool | None, terminal: bool, display: str) -> None:
     assert eval_display(progress, terminal) == display
+
+
+@pytest.mark.parametrize(("progress", "terminal", "lines"), [
+    (None, True, False),  # inspect's bars
+    (None, False, True),  # a pipe: m3kit's own lines on stderr, the table alone on stdout
+    (True, True, False),
+    (True, False, True),
+    (False, True, False),  # --quiet
+    (False, False, False),
+])
+def test_progress_lines(progress: bool | None, terminal: bool, lines: bool) -> None:
+    assert progress_lines(progress, terminal) is lines

@@ -53,3 +53,35 @@ def test_every_task_memory_and_provider_is_listed(capsys) -> None:
     assert main(["list", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data == json.loads(listing.model_dump_json())
+
+
+def test_options_written_as_text_with_a_plain_form_are_command_line() -> None:
+    """``Reranker | str | None`` (``from __future__ import annotations``, the protocol imported
+    for type checking only) takes a name on a command line; ``Embedder | None`` does not."""
+    def memory_like(reranker: Reranker | str | None = None,  # noqa: F821
+                    embedder: Embedder | None = None) -> None: ...  # noqa: F821
+
+    options = {o.name: o.command_line for o in options_of(memory_like)}
+    assert options == {"reranker": True, "embedder": False}
+
+
+def test_rerankers_are_listed(capsys) -> None:
+    from m3kit.memory.rerank import MODEL_RERANKER, reranker_kinds
+
+    listing = catalog()
+    assert [r.name for r in listing.rerankers] == list(reranker_kinds()) == [
+        "maxsim", MODEL_RERANKER]
+    memories = {m.name: {o.name for o in m.options} for m in listing.memories}
+    taking = [name for name, options in memories.items() if "reranker" in options]
+    assert taking == ["rag", "rag-text", "rag-mm", "hierarchical", "hierarchical-mm",
+                      "proctor"]
+    assert all(r.memories == taking for r in listing.rerankers)
+    assert "rerank_depth" in memories["rag"] and "reranker" not in memories["context"]
+    assert "late-interaction MaxSim" in listing.rerankers[0].summary
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    block = out[out.index("Rerankers: "):out.index("Models: ")]
+    assert "memory_config='{reranker: NAME}'" in block
+    assert "  maxsim: " in block and f"  {MODEL_RERANKER}: Listwise reranking" in block

@@ -72,6 +72,45 @@ def test_score_m3exam_fj_rule_flag(m3exam_persona: Path, tmp_path: Path, capsys)
     assert "(fj EM: letter)" in capsys.readouterr().out
 
 
+def test_score_m3exam_partial_judge_is_named_not_averaged(m3exam_persona: Path,
+                                                          tmp_path: Path, capsys) -> None:
+    """Every question answered with its gold; only the ss answers carry a judge score."""
+    questions = load_m3exam(m3exam_persona).questions
+    types = Counter(q.question_type for q in questions)
+    n_soft = sum(n for t, n in types.items() if t not in ("fm", "fj"))  # 305: LLM-J's items
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(
+        json.dumps({"id": q.id, "prediction": q.answer,
+                    **({"judge": 1.0} if q.question_type == "ss" else {})}) + "\n"
+        for q in questions), encoding="utf-8")
+    args = ["score", "m3exam", "--data", str(m3exam_persona), "--predictions", str(preds)]
+    assert main([*args, "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    # ss: all 48 judged, its mean stands; tr: none of its 87 judged, no mean
+    assert result["per_type"]["ss"]["llm_judge"] == 1.0
+    assert "judge_count" not in result["per_type"]["ss"]
+    assert {k: result["per_type"]["tr"][k] for k in
+            ("llm_judge", "llm_judge_partial", "judge_count", "judgeable_count")} == {
+        "llm_judge": None, "llm_judge_partial": None, "judge_count": 0,
+        "judgeable_count": types["tr"]}
+    total = result["total"]
+    assert (total["llm_judge"], total["llm_judge_partial"], total["overall"]) == (None, 1.0,
+                                                                                 None)
+    assert (total["judge_count"], total["judgeable_count"]) == (types["ss"], n_soft)
+    missing = n_soft - types["ss"]
+    assert (f"m3kit: LLM-J partial: {missing} of {n_soft} items LLM-J applies to have no "
+            "judge score") in captured.err
+    assert "--judge-model" in captured.err
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert f"{types['ss']} of {n_soft} judged" in captured.out
+    assert f"0 of {types['tr']} judged" in captured.out
+    assert "Overall: not computed, LLM-J partial" in captured.out
+    total_line = next(line for line in captured.out.splitlines() if "TOTAL" in line)
+    assert [cell.strip() for cell in total_line.split("│") if cell.strip()][-1] == "-"
+
+
 def test_score_m3exam_table_on_locomo(tmp_path: Path, capsys) -> None:
     locomo = tmp_path / "locomo10.json"
     locomo.write_text(json.dumps([{

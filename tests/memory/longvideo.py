@@ -141,3 +141,24 @@ async def check_modes_share_one_store(memory: Callable[..., Any], key: str,
         assert mem.store_config() == built.store_config()
         await mem.ingest(key, events)
         assert mem.report(key).origin == "stored" and mem.report(key).embedded == 0
+
+
+# 2024-05-01 08:00:00 UTC: a person's day on the unix clock, as SuperMemory-VQA's timeline puts it
+DAY_ONE = 1_714_550_400.0
+
+
+def dated(events: Sequence[MemoryEvent], start: float = DAY_ONE) -> list[MemoryEvent]:
+    """``events`` moved to the unix clock from ``start`` and labelled with their wall-clock time,
+    as ``m3kit.benchmarks.supermemory.timeline`` labels a person's events."""
+    from m3kit.memory.events import wall_clock
+
+    out = []
+    for event in events:
+        t = start + float(event.time or 0.0)
+        meta = {**event.metadata, "when": wall_clock(t)}
+        if "start" in meta:
+            meta["start"] = start + float(meta["start"])
+        if "end" in meta:
+            meta["end"] = start + float(meta["end"])
+        out.append(event.model_copy(update={"time": t, "metadata": meta}))
+    return out

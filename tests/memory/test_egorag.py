@@ -67,10 +67,12 @@ async def test_causal_cut_at_clip_hour_and_day(tmp_path, embedder, reader, event
     levels = mem.levels_at("p", cut)
     assert all(i.time <= cut for i in levels)
     rebuilt = {i.id: i for i in levels if i.metadata.get("rebuilt")}
-    assert set(rebuilt) == {"clip-002881", "hour-00024", "day-00001"}
-    assert rebuilt["clip-002881"].time == DAY + 40.0
+    # a level rebuilt at the cut is named so: its stored namesake runs past the question
+    assert set(rebuilt) == {"clip-002881@cut", "hour-00024@cut", "day-00001@cut"}
+    assert rebuilt["clip-002881@cut"].time == DAY + 40.0
+    assert rebuilt["clip-002881@cut"].metadata["cut_at"] == cut
     stored_day1 = next(i for i in mem.items("p") if i.id == "day-00001")
-    assert stored_day1.time > cut and rebuilt["day-00001"].time == DAY + 40.0
+    assert stored_day1.time > cut and rebuilt["day-00001@cut"].time == DAY + 40.0
     # what ended before the cut is the stored level itself
     assert next(i for i in levels if i.id == "day-00000") == next(
         i for i in mem.items("p") if i.id == "day-00000")
@@ -78,7 +80,8 @@ async def test_causal_cut_at_clip_hour_and_day(tmp_path, embedder, reader, event
     early = mem.levels_at("p", HOUR + 100.0)
     assert all(i.time <= HOUR + 100.0 for i in early)
     assert not any(SCENE_TEXTS[2].split()[0] in i.text for i in early)
-    assert {i.id for i in early if i.metadata["level"] == "day"} == {"day-00000"}
+    # day 0 alone, rebuilt at the cut (its stored summary ends later)
+    assert {i.id for i in early if i.metadata["level"] == "day"} == {"day-00000@cut"}
 
 
 @sync
@@ -91,8 +94,12 @@ async def test_coarse_to_fine_retrieval_respects_the_cut(tmp_path, embedder, rea
     assert not any(h.metadata["start"] >= DAY
                    for h in await mem.retrieve("p", "garage door code", time=DAY - 1.0))
     answer = await mem.answer("p", "Q?", recorder.model, time=DAY + 15.0, query="garage door")
-    assert answer.usage.retrieved_ids and "clip-002880" in answer.usage.retrieved_ids
-    assert "GARAGE" in recorder.last_text() and "rebuilt_at_cut" in answer.metadata
+    # the clip of the question's window was sent as cut at the question (its stored version
+    # runs to DAY + 20): the ids the log records say so
+    assert answer.usage.retrieved_ids and "clip-002880@cut" in answer.usage.retrieved_ids
+    assert "clip-002880" not in answer.usage.retrieved_ids
+    assert "GARAGE" in recorder.last_text()
+    assert "clip-002880@cut" in answer.metadata["rebuilt_at_cut"]
 
 
 @sync
@@ -116,3 +123,29 @@ async def test_incremental_ingest_captions_only_new_windows(tmp_path, embedder, 
     assert report.cost.frames_decoded == PER_SCENE
     # ten new clips, the new hour and day, nothing else embedded again
     assert report.embedded == 10 + 1 + 1
+
+
+@sync
+async def test_a_person_s_day_is_shown_in_dates_also_when_cut(tmp_path, embedder, reader,
+                                                              events, recorder):
+    """On a person's unix clock (events labelled with their dates) every clip caption the model
+    reads is dated, the clip rebuilt at the cut too, also from the stored index in a new
+    process."""
+    import re
+
+    from .longvideo import DAY_ONE, dated
+
+    day = dated(events)
+    await memory(tmp_path, embedder, reader, k=3).ingest("p", day)
+    mem = memory(tmp_path, embedder, reader, k=3)
+    await mem.ingest("p", day)
+    assert mem.report("p").origin == "stored"
+    answer = await mem.answer("p", "Q?", recorder.model, time=DAY_ONE + DAY + 15.0,
+                              query="garage door")
+    assert "clip-" in " ".join(answer.usage.retrieved_ids)
+    assert any(i.endswith("@cut") for i in answer.usage.retrieved_ids)
+    stamps = re.findall(r"^\[([^\]]*)\]", recorder.last_text(), flags=re.MULTILINE)
+    assert len(stamps) == 3, stamps
+    # the cut clip: the 2nd of May, 08:00:00 to its last frame before the question, 08:00:10
+    assert "2024-05-02 08:00:00-08:00:10" in stamps
+    assert all(re.fullmatch(r"2024-05-0[12] \d\d:\d\d:\d\d-\d\d:\d\d:\d\d", s) for s in stamps)

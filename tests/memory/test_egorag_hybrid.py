@@ -56,13 +56,14 @@ async def test_the_cut_is_inside_the_search(tmp_path, embedder, retrieval):
 
 @sync
 async def test_a_rare_number_is_found_by_hybrid_not_by_dense(tmp_path, embedder):
-    rare = clip_of(RARE_LINE)
+    # the only clip with 7395, rebuilt at the cut (the later line falls in its window), so
+    # named as cut
+    rare = f"{clip_of(RARE_LINE)}@cut"
     ranked = {}
     for retrieval in ("dense", "hybrid", "lexical"):
         mem = memory(tmp_path, embedder, retrieval=retrieval, k=10)
         await mem.ingest("p", events())
         ranked[retrieval] = [i.id for i in await mem.retrieve("p", PARCEL_QUERY, time=CUT)]
-    # the only clip with 7395, rebuilt at the cut (the later line falls in its window)
     assert ranked["lexical"][0] == rare
     assert ranked["hybrid"][0] == rare
     assert ranked["dense"].index(rare) >= 2  # parcel talk first: the number is blurred

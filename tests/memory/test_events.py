@@ -132,3 +132,20 @@ def test_items_reject_duplicate_ids_and_missing_images(reader, tmp_path: Path) -
                        media=ImageRef(path=str(tmp_path / "evicted.jpg")))
     with pytest.raises(MediaNotFoundError, match="evicted.jpg: record f"):
         items_from_events("k1", [gone], reader=reader)
+
+
+def test_times_are_written_as_the_stream_s_events_write_theirs() -> None:
+    """A person's events labelled with their dates make every time a memory names a date; a
+    video's events (or unlabelled ones) keep h:mm:ss.s."""
+    from m3kit.memory.events import clock, span_label, time_label, wall_clock
+
+    t = 1_714_550_400.0  # 2024-05-01 08:00:00 UTC
+    dated = MemoryEvent(id="f", kind="frame", time=t, metadata={"when": wall_clock(t)})
+    video = MemoryEvent(id="g", kind="frame", time=30.0, metadata={"when": clock(30.0)})
+    assert time_label([dated]) is wall_clock and time_label([video]) is clock
+    assert time_label([MemoryEvent(id="h", kind="frame", time=t)]) is clock
+    assert span_label(t, t + 30.0, wall_clock) == "2024-05-01 08:00:00-08:00:30"
+    # across midnight the end keeps its date
+    assert span_label(t + 57_590.0, t + 57_610.0, wall_clock) == (
+        "2024-05-01 23:59:50-2024-05-02 00:00:10")
+    assert span_label(30.0, 60.0) == "0:00:30.0-0:01:00.0"

@@ -178,3 +178,26 @@ async def test_retrieval_request_and_its_fallback(tmp_path, embedder, reader, ev
     fallback = await mem.answer("v", "Q?", model, time=cut, query=QUESTION)
     assert fallback.metadata["request"].startswith("fallback:")
     assert any(i.startswith("ocr:") for i in fallback.usage.retrieved_ids)
+
+
+@sync
+async def test_a_person_s_day_is_shown_in_dates(tmp_path, embedder, reader, events, recorder):
+    """Events on the unix clock, labelled with their dates (a person's timeline): what the model
+    reads is dated as they are (keyframe text, detections, speech), never hours since 1970."""
+    import re
+
+    from m3kit.memory.events import wall_clock
+
+    from .longvideo import DAY_ONE, dated
+
+    mem = memory(tmp_path, embedder, counting_perceivers(reader), frames=0, request=False)
+    await mem.ingest("v", dated(events))
+    cut = DAY_ONE + 2 * PER_SCENE * STEP + 100.0
+    await mem.answer("v", "Q?", recorder.model, time=cut, query=QUESTION)
+    text = recorder.last_text()
+    assert "GARAGE DOOR CODE 7731" in text
+    stamps = re.findall(r"^\[([^\]]*)\]", text, flags=re.MULTILINE)
+    assert stamps and all(s.startswith("2024-05-01 08:") for s in stamps), stamps
+    garage = next(i for i in mem.items("v") if "GARAGE" in i.text and i.metadata["db"] == "OCR")
+    assert garage.metadata["when"] == wall_clock(garage.time)
+    assert not re.search(r"\[\d{5,}:", text)  # no "[476264:..." hours since 1970

@@ -18,6 +18,7 @@ from m3kit.metrics.bootstrap import (
     mcnemar_exact,
     number_text,
     paired_cluster_bootstrap,
+    parts_bootstrap,
 )
 
 
@@ -256,3 +257,48 @@ def test_a_few_hundred_units_give_an_interval_around_the_mean() -> None:
     result = cluster_bootstrap(units, mean_of)
     interval = result["mean"]
     assert interval.lo < interval.value < interval.hi
+
+
+# Two parts sampled apart (a system's runs of two tasks): items (unit, kind, value).
+PART_A = [("a1", "x", 0), ("a1", "x", 0), ("a2", "x", 1)]
+PART_B = [("b1", "y", 1), ("b2", "y", 0)]
+
+
+def kinds(items: list[tuple[str, str, int]]) -> dict[str, float | None]:
+    """The mean of the x items, of the y items, of all, and x minus y (defined only where
+    both kinds were drawn)."""
+    def mean(kind: str | None) -> float | None:
+        values = [v for _, k, v in items if kind is None or k == kind]
+        return sum(values) / len(values) if values else None
+
+    x, y = mean("x"), mean("y")
+    return {"x": x, "y": y, "all": mean(None),
+            "x_minus_y": None if x is None or y is None else x - y}
+
+
+def unit_of(item: tuple[str, str, int]) -> str:
+    return item[0]
+
+
+def test_parts_bootstrap_resamples_a_number_over_the_part_that_defines_it() -> None:
+    kw = {"resamples": 4, "level": 0.5, "seed": 0}
+    result = parts_bootstrap([PART_A, PART_B], unit_of, kinds, **kw)
+    # x is part A's alone: its units [[0, 0], [1]] resampled alone, as in
+    # test_hand_checked_two_units: value 1/3, [0, 0.5], whatever part B holds
+    assert result["x"].value == pytest.approx(1 / 3)
+    assert (result["x"].lo, result["x"].hi) == (pytest.approx(0.0), pytest.approx(0.5))
+    assert result["x"] == cluster_bootstrap(group_units(PART_A, unit_of), kinds, **kw)["x"]
+    assert result["y"] == cluster_bootstrap(group_units(PART_B, unit_of), kinds, **kw)["y"]
+    # resampling both parts' four units together draws a varying number of part A's units:
+    # another interval for the same number (what a report of a pooled system showed before)
+    joint = cluster_bootstrap(group_units(PART_A + PART_B, unit_of), kinds, **kw)
+    assert joint["x"] != result["x"]
+    # numbers of both parts, and those no part defines alone, are resampled over all units
+    assert result["all"] == joint["all"] and result["x_minus_y"] == joint["x_minus_y"]
+    assert result["x"].n_units == 2 and result["all"].n_units == 4
+
+
+def test_parts_bootstrap_of_one_part_is_the_cluster_bootstrap() -> None:
+    items = PART_A + PART_B
+    assert parts_bootstrap([items], unit_of, kinds, resamples=50) == cluster_bootstrap(
+        group_units(items, unit_of), kinds, resamples=50)

@@ -65,3 +65,34 @@ def test_jsonl_and_csv(log, tmp_path: Path, capsys) -> None:
     write_rows(export_rows([log]), "csv", buffer)
     assert buffer.getvalue() == out.read_text()
     assert main(["export", log.location, "--format", "xlsx"]) == 2
+
+
+def test_rows_name_their_log_and_run(tmp_path: Path, probe_video: Path, make_q) -> None:
+    """Two runs of the same questions (two quickstarts, a rerun): each sample twice, told apart
+    by its log file and inspect's run and eval ids."""
+    from inspect_ai.log import read_eval_log
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "probe.mp4").write_bytes(probe_video.read_bytes())
+    write_jsonl(suite / "questions.jsonl", [make_q(i, Path("probe.mp4")) for i in range(2)])
+    logs = [run_eval("synth_interference", "m3kit/builtin",
+                     task_args={"suite": str(suite), "frames": 0}, log_dir=tmp_path / name,
+                     cache=False)
+            for name in ("first", "second")]
+    out = tmp_path / "rows.csv"
+    assert main(["export", str(tmp_path / "first"), str(tmp_path / "second"), "--format", "csv",
+                 "--out", str(out)]) == 0
+    table = list(csv.DictReader(out.open()))
+    assert len(table) == 4 and {"log", "run_id", "eval_id"} <= set(table[0])
+    assert len({(row["id"], row["epoch"]) for row in table}) == 2  # each sample twice
+    for log in logs:
+        ours = [row for row in table if row["log"] == log.location]
+        assert sorted(row["id"] for row in ours) == ["q0", "q1"]
+        # the ids the log records, read back from the file the row names
+        header = read_eval_log(log.location, header_only=True).eval
+        assert {(row["run_id"], row["eval_id"]) for row in ours} == {
+            (header.run_id, header.eval_id)}
+    assert len({row["run_id"] for row in table}) == len({row["eval_id"] for row in table}) == 2
+    rows = export_rows(logs)
+    assert [r.log for r in rows] == [logs[0].location] * 2 + [logs[1].location] * 2

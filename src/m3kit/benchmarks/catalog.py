@@ -3,7 +3,9 @@
 Benchmarks and their tasks come from the declarations (``m3kit.benchmarks.BENCHMARKS``), each
 task's ``-T`` options and defaults from its ``@task`` function's signature; memories and their
 settings (``-T memory_config=``) from ``m3kit.memory.registry`` and each memory's constructor;
-m3kit's model providers and their ``-M`` options from the providers' constructors. Nothing is
+the rerankers those memories take (``memory_config={reranker: NAME}``) from
+``m3kit.memory.rerank.reranker_kinds`` and the memories that have the setting; m3kit's model
+providers and their ``-M`` options from the providers' constructors. Nothing is
 listed by hand, so a new benchmark folder, task argument or memory appears here by itself.
 """
 
@@ -27,6 +29,7 @@ __all__ = [
     "ListedMemory",
     "ListedOption",
     "ListedProvider",
+    "ListedReranker",
     "ListedTask",
     "catalog",
     "options_of",
@@ -88,6 +91,17 @@ class ListedMemory(BaseModel):
     options: list[ListedOption] = Field(default_factory=list)
 
 
+class ListedReranker(BaseModel):
+    """A second-stage reranker by the name ``-T memory_config='{reranker: NAME}'`` gives it
+    (``<inspect model>``: any model name), with the memories that take one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    summary: str
+    memories: list[str] = Field(default_factory=list)
+
+
 class ListedProvider(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -103,6 +117,7 @@ class Catalog(BaseModel):
 
     benchmarks: list[ListedBenchmark]
     memories: list[ListedMemory]
+    rerankers: list[ListedReranker]
     providers: list[ListedProvider]
     other_providers: list[str]
 
@@ -137,14 +152,25 @@ def options_of(function: Callable[..., Any], skip: frozenset[str] = _NOT_OPTIONS
             continue
         required = param.default is param.empty
         hint = _resolved(param.annotation, names)
-        # a type that does not resolve here: a plain default says a plain value is wanted
-        plain_default = isinstance(param.default, str | int | float | bool)
+        # a type that does not resolve here: a plain default, or a plain type among the
+        # union's forms (``Reranker | str | None``), says a plain value can be given
+        plain = (isinstance(param.default, str | int | float | bool)
+                 or _names_plain_type(param.annotation))
         out.append(ListedOption(name=param.name, required=required,
                                 default=None if required else repr(param.default),
                                 type=_type_name(param.annotation),
-                                command_line=(plain_default if hint is _UNRESOLVED
+                                command_line=(plain if hint is _UNRESOLVED
                                               else _from_command_line(hint))))
     return out
+
+
+_PLAIN_TYPES = frozenset({"str", "int", "float", "bool", "Path"})
+
+
+def _names_plain_type(annotation: Any) -> bool:
+    """Whether an annotation written as text is a union with a plain type among its forms."""
+    return isinstance(annotation, str) and any(
+        part.strip() in _PLAIN_TYPES for part in annotation.split("|"))
 
 
 def _resolved(annotation: Any, names: Mapping[str, Any]) -> Any:
@@ -217,5 +243,15 @@ def catalog() -> Catalog:
         for b in BENCHMARKS
     ]
     memories = [_memory(name, factory) for name, factory in memory_factories().items()]
-    return Catalog(benchmarks=benchmarks, memories=memories, providers=_providers(),
-                   other_providers=list(INSPECT_PROVIDERS))
+    return Catalog(benchmarks=benchmarks, memories=memories, rerankers=_rerankers(memories),
+                   providers=_providers(), other_providers=list(INSPECT_PROVIDERS))
+
+
+def _rerankers(memories: Sequence[ListedMemory]) -> list[ListedReranker]:
+    """Each reranker kind (``m3kit.memory.rerank.reranker_kinds``), with the memories whose
+    settings include ``reranker``."""
+    from m3kit.memory.rerank import reranker_kinds
+
+    taking = [m.name for m in memories if any(o.name == "reranker" for o in m.options)]
+    return [ListedReranker(name=name, summary=_summary(kind), memories=taking)
+            for name, kind in reranker_kinds().items()]

@@ -136,7 +136,11 @@ class Benchmark:
       (a format spec); ``summary_intervals``: the headline numbers ``m3kit eval``'s summary
       prints with their intervals, by name, labelled as its columns, on the scale of its score
       card (one scale per benchmark: its paper's, in every table m3kit prints), in
-      ``summary_format`` (the summary table's own digits);
+      ``summary_format`` (the summary table's own digits); ``interval_format``: how ``m3kit
+      report`` prints an interval (its tables of headline numbers and of the figures' numbers;
+      ``None``: ``headline_format``): a benchmark whose quickstart section prints the same
+      numbers on the same page sets that section's digits, so one interval reads the same
+      wherever the page shows it (``interval_spec``);
     - ``data_files``: ``(data path, **options)`` -> the question files the data set is read
       from, in load order (its reproducibility card's fingerprint); ``scoring_rules``:
       ``(**options)`` -> the scoring rule variants in force, by name. Each takes the
@@ -171,9 +175,16 @@ class Benchmark:
     headline_format: str = ".2f"
     summary_intervals: Mapping[str, str] = field(default_factory=dict)
     summary_format: str = ".1f"
+    interval_format: str | None = None
     data_files: Ref[Callable[..., list[Any]]] | None = None
     scoring_rules: Ref[Callable[..., dict[str, str]]] | None = None
     stratum: str = "question_type"
+
+    @property
+    def interval_spec(self) -> str:
+        """How ``m3kit report`` prints an interval: ``interval_format``, else
+        ``headline_format``."""
+        return self.interval_format or self.headline_format
 
     @property
     def score_verb(self) -> str:

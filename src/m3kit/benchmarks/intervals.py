@@ -4,7 +4,9 @@ A benchmark declares its headline numbers (``Benchmark.headline``), the independ
 item (``cluster_of``, described by ``ci_unit``) and how a run's items are read
 (``items_from_log``, ``items_from_predictions``); this module joins them to
 ``m3kit.metrics.bootstrap.cluster_bootstrap`` for ``m3kit score --ci``, ``m3kit eval``'s summary
-and ``m3kit report``.
+and ``m3kit report``. A system that ``m3kit report`` pools from several tasks' logs is resampled
+task by task (``run_intervals``), so each of its numbers has the interval ``m3kit eval`` printed
+for the task that holds it, and its tables, figures and the quickstart show that one interval.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ __all__ = [
     "HeadlineIntervals",
     "interval_lines",
     "interval_table",
+    "intervals_table",
     "item_intervals",
     "log_intervals",
     "prediction_intervals",
+    "run_intervals",
+    "system_intervals",
 ]
 
 
@@ -88,6 +93,32 @@ def log_intervals(benchmark: Benchmark, samples: Sequence[LoggedSample], *,
                           resamples=resamples, level=level, seed=seed)
 
 
+def run_intervals(benchmark: Benchmark, runs: Sequence[LoggedRun], *,
+                  statistic: Callable[[list[Any]], Mapping[str, float | None]] | None = None
+                  ) -> HeadlineIntervals:
+    """The intervals of one system's ``runs`` (their samples pooled) at the bootstrap's
+    defaults: the headline numbers, or those of ``statistic`` over the benchmark's per-item
+    records. Each task's run (``LoggedRun.tasks``) is a part sampled apart
+    (``m3kit.metrics.bootstrap.parts_bootstrap``): a number one task defines gets the interval
+    that task's own run gives it (``m3kit eval``'s), and every table and figure that shows a
+    number of the system takes it from here."""
+    from m3kit.metrics.bootstrap import parts_bootstrap
+
+    if benchmark.items_from_log is None or benchmark.cluster_of is None:
+        raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
+    if statistic is None:
+        if benchmark.headline is None:
+            raise ValueError(f"benchmark {benchmark.name!r} declares no headline numbers")
+        statistic = benchmark.headline.load()
+    read = benchmark.items_from_log.load()
+    parts = [read(part.samples) for run in runs for part in run.tasks()]
+    return HeadlineIntervals(
+        ci=parts_bootstrap(parts, benchmark.cluster_of.load(), statistic),
+        ci_unit=benchmark.ci_unit, ci_level=DEFAULT_LEVEL, ci_resamples=DEFAULT_RESAMPLES,
+        ci_seed=DEFAULT_SEED,
+    )
+
+
 def interval_lines(intervals: HeadlineIntervals, names: Mapping[str, str], *,
                    scale: float = 1.0, spec: str = ".1f", width: int = 80) -> list[str]:
     """``label value [lo, hi] (n units)`` for the headline numbers ``names`` maps to labels (in
@@ -113,26 +144,41 @@ def interval_lines(intervals: HeadlineIntervals, names: Mapping[str, str], *,
     return lines
 
 
+def system_intervals(benchmark: Benchmark, runs: Sequence[LoggedRun],
+                     system_of: Callable[[LoggedRun], str]) -> dict[str, HeadlineIntervals]:
+    """The headline intervals of each system (``system_of``; its runs pooled, each task
+    apart: ``run_intervals``), in first-seen order; empty without headline numbers."""
+    if benchmark.headline is None or benchmark.items_from_log is None:
+        return {}
+    systems: dict[str, list[LoggedRun]] = {}
+    for run in runs:
+        systems.setdefault(system_of(run), []).append(run)
+    return {system: run_intervals(benchmark, its) for system, its in systems.items()}
+
+
 def interval_table(benchmark: Benchmark, runs: Sequence[LoggedRun],
                    system_of: Callable[[LoggedRun], str], *,
                    title: str | None = None) -> Table | None:
     """``m3kit report``'s table of headline numbers as ``value [lo, hi] (n units)``: one row
-    per number
-    defined for some system, one column per system (``system_of``; the samples of its runs
-    pooled), at the bootstrap's defaults; None without runs or headline numbers."""
-    if benchmark.headline is None or benchmark.items_from_log is None or not runs:
-        return None
-    samples: dict[str, list[LoggedSample]] = {}
-    for run in runs:
-        samples.setdefault(system_of(run), []).extend(run.samples)
-    by_system = {system: log_intervals(benchmark, pooled) for system, pooled in samples.items()}
+    per number defined for some system, one column per system (``system_intervals``); None
+    without runs or headline numbers."""
+    return intervals_table(benchmark, system_intervals(benchmark, runs, system_of),
+                           title=title)
+
+
+def intervals_table(benchmark: Benchmark, by_system: Mapping[str, HeadlineIntervals], *,
+                    title: str | None = None) -> Table | None:
+    """``by_system``'s headline intervals as ``interval_table``'s table, printed as the
+    benchmark prints an interval in a report (``Benchmark.interval_spec``: one interval reads
+    the same in the quickstart's section and in the report); None when no number is
+    defined."""
     every = dict.fromkeys(name for i in by_system.values() for name in i.ci)
     names = [name for name in every
              if any(name in i.ci and i.ci[name].value is not None for i in by_system.values())]
     if not names:
         return None
     first = next(iter(by_system.values()))
-    rows = [[name, *(i.ci[name].text(benchmark.headline_format, units=True)
+    rows = [[name, *(i.ci[name].text(benchmark.interval_spec, units=True)
                      if name in i.ci and i.ci[name].value is not None else NA
                      for i in by_system.values())]
             for name in names]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -22,9 +22,11 @@ from m3kit.harness.defaults import (
 )
 
 if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
+
     from m3kit.report.summary import SummaryTable
 
-__all__ = ["eval_command", "eval_display", "print_summary"]
+__all__ = ["eval_command", "eval_display", "print_summary", "progress_lines"]
 
 SHOW_SKIPPED = 5  # reasons printed after a run; the log keeps them all
 SUMMARY_WIDTH = 80  # the summary's lines under the table wrap here, at word boundaries
@@ -70,6 +72,12 @@ def eval_display(progress: bool | None, terminal: bool) -> str:
     if not progress:
         return "none"
     return "rich" if terminal else "plain"
+
+
+def progress_lines(progress: bool | None, terminal: bool) -> bool:
+    """Whether ``m3kit eval`` writes its own progress lines to stderr: in a pipe or a file
+    (no live display there) unless ``--quiet``; never on a terminal, which has inspect's bars."""
+    return progress is not False and not terminal
 
 
 def _print_skips(console: Console, heading: str, count: int, reasons: list[str],
@@ -139,6 +147,8 @@ def eval_command(
     from m3kit.report.summary import summary_table
     from m3kit.schema.evallog import SKIPPED_KEY
 
+    terminal = sys.stdout.isatty()
+    stderr = Console(stderr=True, soft_wrap=True)
     log = run_eval(
         task,
         model,
@@ -154,10 +164,14 @@ def eval_command(
         max_retries=max_retries,
         attempt_timeout=attempt_timeout,
         cache=not no_cache,
-        display=eval_display(progress, sys.stdout.isatty()),
+        display=eval_display(progress, terminal),
         stratify=stratify,
+        progress=(lambda line: stderr.print(line, markup=False, highlight=False))
+        if progress_lines(progress, terminal) else None,
     )
     console = Console()
+    if log.status != "success":
+        _stopped(log, console)
     print_summary(summary_table(log), console)
     # the reasons themselves: tasks and memories log only a count or a warning each
     skipped = skipped_of(log)
@@ -167,14 +181,25 @@ def eval_command(
     _print_skips(console, f"skipped {len(ingested)} attachment(s) at memory ingest:",
                  len(ingested), ingested, "each sample's record")
     console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
-    if log.status != "success":
-        from m3kit.harness.run import RunIncompleteError
-        from m3kit.models.redact import one_line
-
-        message = log.error.message if log.error else "the run did not finish"
-        raise RunIncompleteError(f"run {log.status}: {one_line(message)} (resume with --resume)",
-                                 path=log.location)
     check_failures(log, max_failed)
+
+
+def _stopped(log: EvalLog, console: Console) -> NoReturn:
+    """A run that did not finish (a dead server, an error, Ctrl-C): no table, whose numbers
+    would mix finished samples with unfinished ones; how many finished, and one error line."""
+    from m3kit.harness.failures import sample_failure
+    from m3kit.harness.run import RunIncompleteError
+    from m3kit.models.redact import one_line
+
+    samples = log.samples or []
+    finished = sum(1 for s in samples if s.error is None)
+    answered = sum(1 for s in samples if s.error is None and sample_failure(s) is None)
+    console.print(f"{finished} sample(s) finished before the run stopped ({answered} answered), "
+                  "kept in the log", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
+    message = log.error.message if log.error else "the run did not finish"
+    raise RunIncompleteError(f"run {log.status}: {one_line(message)} (resume with --resume)",
+                             path=log.location)
 
 
 def _with_executor(task_args: dict, executor: str | None, memory: str | None) -> dict:

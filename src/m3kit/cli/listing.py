@@ -1,5 +1,6 @@
 """``m3kit list [--json]``: benchmarks and their tasks with their ``-T`` options and defaults,
-memories with their settings, model providers with their ``-M`` options.
+memories with their settings, the rerankers those memories take, model providers with their
+``-M`` options.
 
 Thin: the listing is ``m3kit.benchmarks.catalog.catalog()``, read from the declarations and the
 signatures; here it is printed, wrapped at 80 columns.
@@ -53,6 +54,13 @@ def catalog_lines(listing: Catalog) -> list[str]:
                           "  ")
         if memory.options:
             lines += _wrapped(_options(memory.options), "      ")
+    if listing.rerankers:
+        lines.append("")
+        lines += _wrapped("Rerankers: m3kit eval ... --memory MEMORY -T "
+                          "memory_config='{reranker: NAME}', for the memories "
+                          f"{', '.join(listing.rerankers[0].memories)}", "")
+        for reranker in listing.rerankers:
+            lines += _wrapped(f"{reranker.name}: {reranker.summary}", "  ")
     lines += ["", "Models: m3kit eval ... --model PROVIDER/MODEL -M option=value"]
     for provider in listing.providers:
         lines += _wrapped(f"{provider.name}: {provider.summary}", "  ")
@@ -64,7 +72,8 @@ def catalog_lines(listing: Catalog) -> list[str]:
 
 
 def list_command(as_json: AsJsonOption = False) -> None:
-    """List benchmarks, tasks and their -T options, memories and their settings, providers."""
+    """List benchmarks, tasks and their -T options, memories and their settings, rerankers,
+    providers."""
     from m3kit.benchmarks.catalog import catalog
 
     listing = catalog()

@@ -19,6 +19,8 @@ from m3kit.cli import report as report_cli
 from m3kit.cli import supermemory as supermemory_cli
 from m3kit.errors import M3kitError
 
+INTERRUPTED = 130  # the shell's exit status for a process stopped by SIGINT
+
 app = typer.Typer(
     name="m3kit",
     help="Evaluate and build multimodal memory.",
@@ -61,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code instead of raising (tests call this directly)."""
     err = Console(stderr=True)
     try:
-        app(args=argv, prog_name="m3kit", standalone_mode=False)
+        # typer turns Ctrl-C (and SIGTERM during a run, m3kit.harness.run) into a returned 130
+        code = app(args=argv, prog_name="m3kit", standalone_mode=False)
+        if code == INTERRUPTED:
+            err.print("m3kit: interrupted", markup=False)
+            return INTERRUPTED
     except M3kitError as exc:
         err.print(f"m3kit: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return 2
@@ -69,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         err.print("m3kit: aborted", markup=False)
-        return 130
+        return INTERRUPTED
     except KeyboardInterrupt:
         err.print("m3kit: interrupted", markup=False)
-        return 130
+        return INTERRUPTED
     except Exception as exc:
         if _is_usage_error(exc):  # a missing argument, an unknown option...
             exc.show(file=sys.stderr)

@@ -10,6 +10,8 @@
   solver answers from (``resolve_memory``, ``answer_from_memory``)
 - ``frames``: frame policies, selection with the causal cut, image content
 - ``preflight``: ``check_model`` (missing key / unreachable server / rejected key, one line)
+- ``responses_api``: ``openai/<name>`` against a server without the Responses API (the
+  preflight's probe, the one-line fix, a sample failure recognised as it)
 - ``runlock``: the lock that keeps ``--resume`` off a run that is still going
 - ``failures``: failed samples counted by reason (a run where all failed is an error)
 - ``cache``, ``endpoint``, ``defaults``, ``skips``: the response cache scope, where a model's

@@ -14,6 +14,9 @@ __all__ = [
     "DEFAULT_ATTEMPT_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_RETRIES",
+    "REFUSAL_PROBES",
+    "REFUSAL_PROBE_INTERVAL_S",
+    "REFUSAL_PROBE_TIMEOUT_S",
     "inspect_max_retries",
     "task_generate_config",
 ]
@@ -26,6 +29,14 @@ DEFAULT_MAX_CONNECTIONS = 4
 DEFAULT_MAX_RETRIES = 4
 # Seconds before one model request is abandoned and retried (a hung server).
 DEFAULT_ATTEMPT_TIMEOUT = 300
+# A request whose every attempt found the connection refused or reset is followed by this many
+# probes of the endpoint, this far apart: all refused, the server is down and the run stops
+# (exit 2, finished samples kept for --resume) instead of spending every remaining sample's
+# attempts on it. Small, so a dead server stops a run within one sample's attempts plus ~3 s;
+# more than one, so a server restarting in place is not taken for a dead one.
+REFUSAL_PROBES = 3
+REFUSAL_PROBE_INTERVAL_S = 1.0
+REFUSAL_PROBE_TIMEOUT_S = 5.0
 
 
 def inspect_max_retries(attempts: int) -> int:

@@ -6,16 +6,33 @@ but ``openai/...`` stores only an explicit one and lets the OpenAI client read
 ``OPENAI_BASE_URL`` (or fall back to ``https://api.openai.com/v1``) itself. The client's own
 ``base_url`` is therefore the one value that is right for every provider built on an SDK client;
 the model API's ``base_url`` is the fallback for the others.
+
+Whether an endpoint is down: a request that failed with a refused or reset connection
+(``is_refusal``) is followed by a few probes of the endpoint (``endpoint_refuses``); refused every
+time, the server is gone and a run stops instead of failing every remaining sample against it
+(``m3kit.harness.sample_state``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from m3kit.errors import M3kitError
+
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["model_endpoint"]
+__all__ = ["EndpointDownError", "endpoint_refuses", "is_refusal", "model_endpoint"]
+
+
+class EndpointDownError(M3kitError):
+    """The model's server stopped answering during a run: its connections are refused."""
+
+    @property
+    def message(self) -> str:
+        # what inspect records as the eval's error (``exception_message``): the line itself,
+        # not the exception's repr
+        return str(self)
 
 
 def model_endpoint(model: Model) -> str | None:
@@ -30,3 +47,57 @@ def model_endpoint(model: Model) -> str | None:
         return None
     text = str(resolved)
     return text if text.startswith(("http://", "https://")) else None
+
+
+# Exception class names (anywhere in the MRO of the cause) that mean the request never reached a
+# server that answers: the connection was refused, reset or closed without a reply. The SDKs'
+# ``APIConnectionError`` wraps httpx's ``ConnectError`` / ``RemoteProtocolError`` / ``ReadError``.
+_REFUSAL_NAMES = frozenset({
+    "APIConnectionError", "ConnectError", "ConnectionRefusedError", "ConnectionResetError",
+    "RemoteProtocolError", "ReadError", "ServerDisconnectedError",
+})
+# A timeout is a slow or hung server, not a dead one: inspect's attempt timeout handles it.
+_TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException", "TimeoutError"})
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the exception it was raised from) says the connection to the model's
+    server was refused or reset (not a timeout, not an HTTP error reply)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names = {cls.__name__ for cls in type(current).__mro__}
+        if names & _TIMEOUT_NAMES:
+            return False
+        if names & _REFUSAL_NAMES:
+            return True
+        last = getattr(current, "last_attempt", None)  # tenacity's RetryError
+        inner = last.exception() if last is not None and last.failed else None
+        current = inner or current.__cause__ or current.__context__
+    return False
+
+
+def endpoint_refuses(endpoint: str, probes: int, interval_s: float, timeout_s: float) -> bool:
+    """Whether ``probes`` GET requests to ``<endpoint>/models``, ``interval_s`` apart, are all
+    refused or reset. Any HTTP reply (even 401 or 404) or a timeout means something is there.
+    No credential is sent: whether a server answers is all that is asked."""
+    import time
+
+    import httpx
+
+    url = endpoint.rstrip("/") + "/models"
+    for probe in range(probes):
+        if probe:
+            time.sleep(interval_s)
+        try:
+            httpx.get(url, timeout=timeout_s)
+        except httpx.TimeoutException:
+            return False
+        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
+                httpx.WriteError, OSError):
+            continue
+        except httpx.HTTPError:
+            return False
+        return False
+    return True

@@ -5,8 +5,13 @@ turns its SDK client's own retries off (inspect retries each request ``max_retri
 OpenAI client retrying each attempt twice more would triple that) and, for a model served over
 HTTP, asks ``<endpoint>/models`` with a short timeout (an unreachable server or a rejected key
 fails here). The endpoint is the one the provider resolved (``m3kit.harness.endpoint``), so
-``openai/...`` pointed elsewhere by ``OPENAI_BASE_URL`` is checked where it points. Each failure
-is one ``PreflightError`` line with every secret redacted. Nothing is generated.
+``openai/...`` pointed elsewhere by ``OPENAI_BASE_URL`` is checked where it points. A model
+whose requests go to the Responses API of a server other than OpenAI's (inspect's ``openai/``
+provider does that for every model name it does not know: ``m3kit.harness.responses_api``)
+gets ``POST <endpoint>/responses`` with an empty body too: a 404/405, or a 200 that is not a
+Response, fails with the fix in the same line; an answer that says neither way is a warning
+with the fix. Each failure is one ``PreflightError`` line with every secret redacted. Nothing
+is generated.
 
 What each provider gets:
 
@@ -31,12 +36,14 @@ that an unreachable server fails in seconds instead of hanging in retries.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from m3kit.errors import M3kitError
 from m3kit.harness.endpoint import model_endpoint
+from m3kit.harness.responses_api import responses_fix, responses_probe, uses_responses_api
 from m3kit.models.client import client_retries_off
 from m3kit.models.redact import one_line
 
@@ -44,6 +51,8 @@ if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "PreflightError", "check_model"]
+
+logger = logging.getLogger(__name__)
 
 PREFLIGHT_TIMEOUT_S = 5.0
 
@@ -110,3 +119,22 @@ def _check_server(model: Model) -> None:
         raise PreflightError(
             f"model {model}: {shown} rejected the API key (HTTP {response.status_code})"
         )
+    if uses_responses_api(model):
+        _check_responses(model, endpoint, headers, shown)
+
+
+def _check_responses(model: Model, endpoint: str, headers: Mapping[str, str],
+                     shown: str) -> None:
+    """The model's requests go to the Responses API of a server that is not OpenAI's: fail
+    when the server proves it has none, warn when its answer says neither way."""
+    probe = responses_probe(endpoint, headers, PREFLIGHT_TIMEOUT_S)
+    if probe.verdict == "present":
+        return
+    name = str(model)
+    what = (f"model {name}: inspect's {name.split('/', 1)[0]}/ provider sends its requests to "
+            f"the Responses API")
+    if probe.verdict == "missing":
+        raise PreflightError(f"{what}, which {shown} does not serve (POST /responses: "
+                             f"{probe.detail}): {responses_fix(name)}")
+    logger.warning("%s; %s did not say whether it serves it (POST /responses: %s): if every "
+                   "sample fails, %s", what, shown, probe.detail, responses_fix(name))

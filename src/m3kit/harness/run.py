@@ -22,7 +22,13 @@ log's eval metadata under ``m3kit.schema.card.CARD_KEY``; a resumed run keeps it
 
 While it runs, the run holds a lock file in ``log_dir`` (``m3kit.harness.runlock``): a resume of
 a run that is still going, or of one another resume has just taken, is refused with one line;
-locks of dead processes are ignored.
+locks of dead processes are ignored. SIGTERM stops a run as Ctrl-C (SIGINT) does (inspect
+cancels it and writes its log; the lock is removed), not as a kill, which would leave the lock.
+
+A model server that goes away during the run stops it (``EndpointDownError``, see
+``m3kit.harness.sample_state``), with its finished samples kept. ``progress``: where a line on
+the run's progress goes at least every ``PROGRESS_INTERVAL_S`` seconds (``m3kit eval`` in a pipe
+gives stderr; ``m3kit.harness.progress``).
 
 Resume: every run writes its log to ``log_dir`` as it goes (one sample at a time). With
 ``resume=True``, the newest log there for the same task, model, task arguments and limit is
@@ -34,7 +40,10 @@ inspect's sample buffer) and runs only the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +59,7 @@ from m3kit.harness.defaults import (
     inspect_max_retries,
 )
 from m3kit.harness.preflight import PreflightError, check_model
+from m3kit.harness.progress import RunProgress, reporting
 from m3kit.harness.runlock import RunLockedError, held_lock, resume_lock, run_key
 from m3kit.harness.stratify import DEFAULT_STRATUM, sample_stratum, stratified_ids
 from m3kit.harness.taskargs import ArgumentRange, build, check_args
@@ -173,6 +183,7 @@ def run_eval(
     cache: bool = True,
     display: str = "none",
     stratify: bool = False,
+    progress: Callable[[str], None] | None = None,
     **eval_args: Any,
 ) -> EvalLog:
     """Evaluate ``model`` (``provider/model``) on ``task`` and return its log.
@@ -185,6 +196,7 @@ def run_eval(
     ``model_args`` the provider's (``-M``). ``cache=False`` turns the response cache off.
     ``stratify`` (with ``limit``, a registered task): the ``limit`` samples are spread evenly
     over the task's strata (``m3kit.harness.stratify``), not the first ones.
+    ``progress``: where the run's progress lines go (``None``: nowhere).
     ``eval_args`` go to ``inspect_ai.eval`` unchanged.
     """
     import inspect_ai
@@ -244,9 +256,48 @@ def run_eval(
                   limit)
     # a resume takes its lock atomically (two at once: one runs, one is refused)
     lock = resume_lock if resume else held_lock
-    with inspect_hooks_noise_dropped(), lock(log_dir, key, task=label, model=str(resolved)):
+    run_progress = (RunProgress(label, None if resume else _sample_count(built, limit, sample_ids),
+                                progress) if progress is not None else None)
+    with (_sigterm_as_interrupt(), inspect_hooks_noise_dropped(),
+          lock(log_dir, key, task=label, model=str(resolved)), reporting(run_progress),
+          run_progress.running() if run_progress is not None else _nothing()):
         return _run_locked(inspect_ai, built, name, resolved, args, limit, resume, log_dir,
                            settings, eval_args)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _sample_count(built: str | Task, limit: int | None,
+                  sample_ids: Sequence[str | int] | None) -> int | None:
+    """How many samples a fresh run of ``built`` does (``None``: a task inspect builds)."""
+    if isinstance(built, str):
+        return None
+    if sample_ids is not None:
+        return len(sample_ids)
+    count = len(built.dataset) * (built.epochs or 1)
+    return count if limit is None else min(count, limit * (built.epochs or 1))
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM interrupts as SIGINT does: inspect cancels the run, writes
+    its log, and the ``finally`` blocks remove the run lock. Python's default SIGTERM ends the
+    process at once and leaves the lock behind. Only in the main thread (where signals go)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: Model,
@@ -267,12 +318,21 @@ def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: 
             return done
         if previous is not None:
             logger.info("resuming %s", previous.location)
-            return inspect_ai.eval_retry(previous, **settings)[0]
-    return inspect_ai.eval(
+            return _the_log(inspect_ai.eval_retry(previous, **settings))
+    return _the_log(inspect_ai.eval(
         built,
         model=resolved,
         task_args=args if isinstance(built, str) else {},
         limit=limit,
         **settings,
         **eval_args,
-    )[0]
+    ))
+
+
+def _the_log(logs: list[EvalLog]) -> EvalLog:
+    """The one log of a run; none when inspect was interrupted (Ctrl-C, or SIGTERM here): it
+    has written the cancelled log with the finished samples and returns nothing, so the
+    interrupt goes on up (``m3kit eval`` exits 130)."""
+    if not logs:
+        raise KeyboardInterrupt
+    return logs[0]

@@ -6,6 +6,13 @@ timings and, for a failed sample, the reason. A failed sample gets an empty outp
 reason as its error; the run goes on and the scorer counts it wrong. Limits and sample
 termination are inspect's business and pass through untouched (``passes_through``).
 
+One failure stops the run instead: a model server that went away. A model call whose attempts
+all found the connection refused or reset is followed by ``REFUSAL_PROBES`` probes of the
+endpoint (``stop_if_endpoint_down``); refused every time, the sample raises
+``EndpointDownError``. inspect then ends the eval at that sample's error (its default
+``fail_on_error``), keeps every finished sample in the log and leaves the refused ones unfinished,
+so ``--resume`` against the restarted server runs exactly those.
+
 The solvers of ``m3kit.harness.solvers`` and the benchmarks' own build their messages and call
 these for everything after.
 """
@@ -20,7 +27,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from m3kit.errors import M3kitError
-from m3kit.models.redact import one_line
+from m3kit.harness.defaults import (
+    REFUSAL_PROBE_INTERVAL_S,
+    REFUSAL_PROBE_TIMEOUT_S,
+    REFUSAL_PROBES,
+)
+from m3kit.harness.endpoint import (
+    EndpointDownError,
+    endpoint_refuses,
+    is_refusal,
+    model_endpoint,
+)
+from m3kit.harness.responses_api import responses_api_hint
+from m3kit.models.redact import one_line, public_base_url
 from m3kit.schema import Usage
 from m3kit.schema.evallog import RECORD_KEY, SampleRecord
 
@@ -41,6 +60,7 @@ __all__ = [
     "passes_through",
     "resolve_memory",
     "save",
+    "stop_if_endpoint_down",
     "timed",
 ]
 
@@ -75,6 +95,27 @@ def failure_reason(exc: BaseException) -> str:
     cause = _root_cause(exc)
     message = str(cause) or "no message"
     return one_line(f"{type(cause).__name__}: {message}")
+
+
+async def stop_if_endpoint_down(exc: BaseException) -> None:
+    """Raise ``EndpointDownError`` when ``exc`` is a refused or reset connection and the model's
+    endpoint refuses ``REFUSAL_PROBES`` probes in a row too (see the module doc); return when
+    it is another failure, the model has no endpoint, or something answers."""
+    if not is_refusal(exc):
+        return
+    from inspect_ai.model import get_model
+
+    endpoint = model_endpoint(get_model())
+    if endpoint is None:
+        return
+    down = await anyio.to_thread.run_sync(lambda: endpoint_refuses(
+        endpoint, REFUSAL_PROBES, REFUSAL_PROBE_INTERVAL_S, REFUSAL_PROBE_TIMEOUT_S))
+    if down:
+        shown = public_base_url(endpoint.rstrip("/"))
+        raise EndpointDownError(
+            f"the model server at {shown} is down: a request failed ({failure_reason(exc)}) "
+            f"and {REFUSAL_PROBES} more connections {REFUSAL_PROBE_INTERVAL_S:g} s apart were "
+            "refused: restart the server; the finished samples are kept")
 
 
 def _is_garbage(exc: BaseException) -> bool:
@@ -158,11 +199,29 @@ async def generate_answer(
     except Exception as exc:
         if passes_through(exc):
             raise
-        return fail(state, record, f"model: {failure_reason(exc)}", extra)
+        await stop_if_endpoint_down(exc)
+        return fail(state, record, _with_hint(f"model: {failure_reason(exc)}"), extra)
     if state.output is not None and state.output.error:
-        return fail(state, record, f"model: {one_line(state.output.error)}", extra)
+        return fail(state, record, _with_hint(f"model: {one_line(state.output.error)}"), extra)
     record.usage = output_usage(state.output, images)
     return save(state, record, extra)
+
+
+def _with_hint(reason: str) -> str:
+    """``reason``, led by the fix where it is the Responses API riddle
+    (``m3kit.harness.responses_api``: ``openai/<name>`` against a chat-completions server):
+    ``model: TypeError: <fix> ('NoneType' object is not iterable)``, so the fix survives the
+    cut of a long reason and failures count under ``model: TypeError`` as before."""
+    from inspect_ai.model import get_model
+
+    hint = responses_api_hint(get_model(), reason)
+    if not hint:
+        return reason
+    parts = reason.split(": ", 2)
+    if len(parts) < 3:
+        return f"{reason}: {hint}"
+    step, kind, detail = parts
+    return f"{step}: {kind}: {hint} ({detail})"
 
 
 async def answer_from_memory(
@@ -191,6 +250,7 @@ async def answer_from_memory(
     except Exception as exc:
         if passes_through(exc):
             raise
+        await stop_if_endpoint_down(exc)
         return fail(state, record, f"memory answer: {failure_reason(exc)}", extra), None
     record.usage = result.usage
     if result.error:

@@ -29,6 +29,7 @@ from m3kit.harness.frames import (
     image_content,
     select_frames,
 )
+from m3kit.harness.progress import note_sample
 from m3kit.harness.sample_state import (
     answer_from_memory,
     fail,
@@ -36,6 +37,7 @@ from m3kit.harness.sample_state import (
     generate_answer,
     passes_through,
     save,
+    stop_if_endpoint_down,
     timed,
 )
 from m3kit.paths import cache_dir
@@ -44,6 +46,7 @@ from m3kit.schema.evallog import (
     MEDIA_FAILURE,
     MEDIA_ROOT_KEY,
     MEMORY_KEY,
+    RECORD_KEY,
     SampleRecord,
     sample_question,
 )
@@ -129,6 +132,20 @@ async def frames_message(source: FrameSource, state: TaskState, question: Questi
     return content, len(images)
 
 
+def _counted(solve: Callable[[TaskState, Generate], Awaitable[TaskState]]
+             ) -> Callable[[TaskState, Generate], Awaitable[TaskState]]:
+    """``solve``, counting each sample it finishes (failed or answered) in the run's progress
+    (``m3kit.harness.progress``)."""
+
+    async def counted(state: TaskState, generate: Generate) -> TaskState:
+        state = await solve(state, generate)
+        record = state.metadata.get(RECORD_KEY) or {}
+        note_sample(failed=bool(record.get("failure")))
+        return state
+
+    return counted
+
+
 def direct_solver(
     message: MessageBuilder,
     *,
@@ -156,7 +173,7 @@ def direct_solver(
         return await generate_answer(state, generate, record,
                                      cache=response_cache(cache, key), images=images)
 
-    return solve
+    return _counted(solve)
 
 
 def memory_solver(
@@ -205,6 +222,7 @@ def memory_solver(
         try:
             await ingest(key, state, question, record)
         except (M3kitError, OSError) as exc:
+            await stop_if_endpoint_down(exc)  # a refused connection is an OSError too
             failed = entries(state, question, None, ingested=False)
             if media_errors:
                 return fail(state, record, f"{MEDIA_FAILURE} {failure_reason(exc)}", failed)
@@ -212,6 +230,7 @@ def memory_solver(
         except Exception as exc:
             if passes_through(exc):
                 raise
+            await stop_if_endpoint_down(exc)
             return fail(state, record, f"memory ingest: {failure_reason(exc)}",
                         entries(state, question, None, ingested=False))
         from inspect_ai.model import get_model
@@ -229,7 +248,7 @@ def memory_solver(
             save(state, record, entries(state, question, result))
         return state
 
-    return solve
+    return _counted(solve)
 
 
 def selected_frame_events(key: str, chosen: list[SelectedFrame]) -> list[MemoryEvent]:

@@ -25,7 +25,13 @@ The causal cut at every level: a clip, hour or day that ends after the question'
 shown as stored; it is *rebuilt at the cut* from what came before it (the clip from its frames'
 stored perception and its transcript up to the cut; an hour or day from its visible clips or
 hours), so a summary never leaks what happened later and the last minutes are not lost. Rebuilt
-texts are kept per (level, cut position), so a question at the same cut reuses them.
+texts are kept per (level, cut position), so a question at the same cut reuses them. A level
+rebuilt at a cut has its id suffixed ``@cut`` (``clip-000123@cut``; a clip also records
+``cut_at``, the question's time), so the retrieved ids a log records name what was sent, not
+the stored level that runs past the question.
+
+Times are written as the stream's events write theirs (``events.time_label``): dates on a
+person's days (SuperMemory-VQA), ``h:mm:ss.s`` on a video's clock.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from pydantic import BaseModel, Field
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
 from m3kit.memory.context import PromptBuilder, ask_model
-from m3kit.memory.events import clock
+from m3kit.memory.events import TimeLabel, clock, span_label, time_label, wall_clock
 from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
 from m3kit.memory.hybrid import RetrievalMode
 from m3kit.memory.index import IndexFactory, VectorIndex
@@ -73,8 +79,9 @@ if TYPE_CHECKING:
 Level = Literal["clip", "hour", "day"]
 CLIP_SECONDS = 30.0  # EgoButler: captions over 30-second windows at 1 fps
 HOUR, DAY = 3600.0, 86400.0
-# The BM25 id of a level rebuilt at a cut (its stored namesake holds what came after the cut).
-_AT_CUT = "@cut"
+# The id suffix of a level rebuilt at a cut (``clip-000123@cut``): its stored namesake holds
+# what came after the cut, and the id a log records must say which of the two was sent.
+AT_CUT = "@cut"
 JOB_SECONDS = 1800.0  # perception jobs: 30-minute stretches, as Video-RAG's shards
 
 
@@ -85,6 +92,12 @@ class _Percepts(BaseModel):
     frames: list[FramePercept] = Field(default_factory=list)
     frame_paths: dict[str, str] = Field(default_factory=dict)
     speech: list[tuple[float, float, str]] = Field(default_factory=list)
+    # whether the stream's events write their times as dates (``events.time_label``): the
+    # levels rebuilt at a cut are labelled as the stored ones
+    dated: bool = False
+
+    def label(self) -> TimeLabel:
+        return wall_clock if self.dated else clock
 
 
 class EgoRagMemory(PersistentMemory):
@@ -174,6 +187,7 @@ class EgoRagMemory(PersistentMemory):
                 percepts.speech.append((start, float(event.time or start), event.text.strip()))
         percepts.frames.sort(key=lambda p: p.time)
         percepts.speech.sort()
+        percepts.dated = percepts.dated or time_label(new_events) is wall_clock
         # A window the new events touch is captioned again (its old caption lacks them), every
         # summary is written again from the clips (a summary is cheap next to the captions).
         touched = {self._window(float(e.metadata.get("start", e.time or 0.0)))
@@ -182,7 +196,7 @@ class EgoRagMemory(PersistentMemory):
         clips = kept + [self._clip(key, w, percepts, None) for w in sorted(touched)]
         clips = [c for c in clips if c is not None]
         clips.sort(key=lambda c: c.time or 0.0)
-        summaries = self._summaries(key, clips)
+        summaries = self._summaries(key, clips, percepts.label())
         items = sorted(clips + summaries, key=lambda i: (i.time or 0.0, i.id))
         old_vectors = dict(zip((str(i) for i in stored.arrays.get("ids", ())),
                                stored.arrays.get("vectors", np.zeros((0, 1))), strict=True)
@@ -232,25 +246,27 @@ class EgoRagMemory(PersistentMemory):
         if evidence is None:
             return None
         return _level_item(key, "clip", evidence.clip_id, self.captioner.caption_clip(evidence),
-                           evidence.start, evidence.end, window=window)
+                           evidence.start, evidence.end, percepts.label(), window=window)
 
-    def _summaries(self, key: str, clips: Sequence[MemoryItem]) -> list[MemoryItem]:
+    def _summaries(self, key: str, clips: Sequence[MemoryItem], label: TimeLabel
+                   ) -> list[MemoryItem]:
         hours: dict[int, list[MemoryItem]] = {}
         for clip in clips:
             hours.setdefault(int(clip.metadata["start"] // HOUR), []).append(clip)
-        hour_items = [self._summary(key, "hour", h, members) for h, members in sorted(hours.items())]
+        hour_items = [self._summary(key, "hour", h, members, label)
+                      for h, members in sorted(hours.items())]
         days: dict[int, list[MemoryItem]] = {}
         for item in hour_items:
             days.setdefault(int(item.metadata["start"] // DAY), []).append(item)
-        return hour_items + [self._summary(key, "day", d, members)
+        return hour_items + [self._summary(key, "day", d, members, label)
                              for d, members in sorted(days.items())]
 
-    def _summary(self, key: str, level: Level, n: int,
-                 members: Sequence[MemoryItem]) -> MemoryItem:
+    def _summary(self, key: str, level: Level, n: int, members: Sequence[MemoryItem],
+                 label: TimeLabel) -> MemoryItem:
         text = self.summarizer.summarize([m.text for m in members], level)
         return _level_item(key, level, f"{level}-{n:05d}", text,
                            float(members[0].metadata["start"]),
-                           max(float(m.time or 0.0) for m in members))
+                           max(float(m.time or 0.0) for m in members), label)
 
     def _load(self, key: str, stored: StoredIndex) -> None:
         ids = [str(i) for i in stored.arrays.get("ids", ())]
@@ -283,7 +299,7 @@ class EgoRagMemory(PersistentMemory):
         if window not in shown:
             cut = self._clip(key, window, percepts, time)
             if cut is not None:
-                clips.append(cut.model_copy(update={"metadata": {**cut.metadata, "rebuilt": True}}))
+                clips.append(_at_cut(cut, cut_at=time))
         return clips + self._summaries_at(key, clips, stored)
 
     def _summaries_at(self, key: str, clips: Sequence[MemoryItem],
@@ -314,8 +330,8 @@ class EgoRagMemory(PersistentMemory):
         with self._rebuilt_lock:
             cached = self._summaries_cache.get(cache_key)
         if cached is None:
-            cached = self._summary(key, level, n, members)
-            cached = cached.model_copy(update={"metadata": {**cached.metadata, "rebuilt": True}})
+            cached = _at_cut(self._summary(key, level, n, members,
+                                           self._percepts[key].label()))
             with self._rebuilt_lock:
                 self._summaries_cache[cache_key] = cached
         return cached
@@ -376,7 +392,7 @@ class EgoRagMemory(PersistentMemory):
         visible levels as its filter, the rebuilt ones in the index for this search only. A
         score does not depend on the filter, so each level's ranking is its items' order."""
         lexical = self._lexical[key]
-        rebuilt = {f"{i.id}{_AT_CUT}": i for i in levels if i.metadata.get("rebuilt")}
+        rebuilt = {i.id: i for i in levels if i.metadata.get("rebuilt")}  # ids end in AT_CUT
         allow = [i.id for i in levels if not i.metadata.get("rebuilt")] + list(rebuilt)
         with self._lexical_lock:
             lexical.add(list(rebuilt), [i.text for i in rebuilt.values()])
@@ -384,7 +400,7 @@ class EgoRagMemory(PersistentMemory):
                 hits = lexical.search(query, len(allow), allow=allow)
             finally:
                 lexical.remove(rebuilt)
-        return {item_id.removesuffix(_AT_CUT): score for item_id, score in hits}
+        return dict(hits)
 
     def _rebuilt_vector(self, key: str, item: MemoryItem) -> np.ndarray:
         cache_key = (key, item.id, hash(item.text))
@@ -427,11 +443,20 @@ class EgoRagMemory(PersistentMemory):
 
 
 def _level_item(key: str, level: Level, item_id: str, text: str, start: float, end: float,
-                **extra: Any) -> MemoryItem:
+                label: TimeLabel, **extra: Any) -> MemoryItem:
     return MemoryItem(id=item_id, key=key, event_id=item_id,
                       modality="caption" if level == "clip" else "text", text=text, time=end,
                       metadata={"level": level, "start": start, "end": end,
-                                "when": f"{clock(start)}-{clock(end)}", **extra})
+                                "when": span_label(start, end, label), **extra})
+
+
+def _at_cut(item: MemoryItem, cut_at: float | None = None) -> MemoryItem:
+    """``item`` as rebuilt at a cut: its id suffixed ``AT_CUT`` (what a log's retrieved ids
+    name is what was sent, not the stored level that runs past the question), ``rebuilt`` and,
+    for a clip, the time it was cut at (``cut_at``)."""
+    extra = {"cut_at": cut_at} if cut_at is not None else {}
+    return item.model_copy(update={"id": f"{item.id}{AT_CUT}",
+                                   "metadata": {**item.metadata, "rebuilt": True, **extra}})
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -17,8 +17,8 @@ as its tag, so a memory can still go back to the pixels.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,6 +184,37 @@ def clock(seconds: float) -> str:
     minutes, secs = divmod(max(seconds, 0.0), 60.0)
     hours, minutes = divmod(int(minutes), 60)
     return f"{hours}:{minutes:02d}:{secs:04.1f}"
+
+
+def wall_clock(unix: float) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` (UTC) of a unix time: how a time on an absolute clock (a
+    person's days of recordings, SuperMemory-VQA's timeline) is named in a prompt."""
+    return datetime.fromtimestamp(unix, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+TimeLabel = Callable[[float], str]
+
+
+def time_label(events: Iterable[MemoryEvent]) -> TimeLabel:
+    """How times of the stream ``events`` belong to are written: ``wall_clock`` where the
+    events' own labels (metadata ``when``) are their times as dates (a person's timeline),
+    else ``clock``. A memory that names times of its own (a clip's stretch, a transcribed
+    segment, a keyframe's text) writes them so, as every other memory shows the events'
+    labels: never a unix time as ``492345:00:30.0``."""
+    for event in events:
+        when = event.metadata.get("when")
+        if event.time is not None and isinstance(when, str) and when:
+            return wall_clock if when == wall_clock(event.time) else clock
+    return clock
+
+
+def span_label(start: float, end: float, label: TimeLabel = clock) -> str:
+    """A stretch of the stream, ``0:00:30.0-0:01:00.0``; on dates the end's date is written
+    only when it differs from the start's (``2024-05-01 10:00:00-10:00:30``)."""
+    first, last = label(start), label(end)
+    if label is wall_clock and first[:10] == last[:10]:
+        last = last[11:]
+    return f"{first}-{last}"
 
 
 # -- events → items --------------------------------------------------------------------------------

@@ -45,7 +45,9 @@ def maxsim(query: np.ndarray, document: np.ndarray) -> float:
 
 
 class MaxSimReranker:
-    """``Reranker`` by MaxSim (``maxsim``) over a ``TokenEmbedder``'s token embeddings.
+    """``Reranker`` by ColBERT's late-interaction MaxSim (``maxsim``) over a
+    ``TokenEmbedder``'s token embeddings (MiniLM's by default), fused with the first stage's
+    order; offline, no tokens.
 
     ``embedder``: a ``TokenEmbedder``, or a function returning an embedder (a memory's own,
     resolved on first use, so the memory and its reranker share one MiniLM); when what it

@@ -90,6 +90,10 @@ class PersistentMemory(Memory):
     # Settings of ``config()`` that change how a stored index is searched, not what it holds:
     # left out of its address (``store_config``), so a dense and a hybrid run share one build.
     search_settings: ClassVar[frozenset[str]] = frozenset({"retrieval"})
+    # How a stored index writes its texts; part of its address, so that a change (2: times on
+    # a person's days as dates, ``events.time_label``, not hours since 1970) makes the stores
+    # written before it miss and rebuild instead of serving the old texts.
+    text_format: ClassVar[int] = 2
 
     def __init__(
         self,
@@ -141,6 +145,7 @@ class PersistentMemory(Memory):
                      "detector": getattr(perceivers.detector, "name", None),
                      "recognizer": getattr(perceivers.recognizer, "name", None)}
         return {
+            "text_format": self.text_format,
             "embedder": self.embedder().name,
             "index": engine if isinstance(engine, str) else getattr(engine, "name", repr(engine)),
             "perception": self.perception.model_dump(mode="json"),

@@ -7,7 +7,8 @@ model hub at run time), so there are two: ``maxsim`` (``memory/maxsim.py``: ColB
 late-interaction score over the token embeddings of the MiniLM that ships in a package, offline)
 and ``ModelReranker``, which asks any inspect model for a listwise ranking (RankGPT's prompt
 shape, Sun et al., EMNLP 2023: numbered passages in, passage numbers best first out).
-``named_reranker`` resolves a configured name: ``maxsim``, else an inspect model's name. The
+``named_reranker`` resolves a configured name: ``maxsim``, else an inspect model's name
+(``reranker_kinds``: each name and the class it builds, as ``m3kit list`` shows them). The
 offline default is *no* reranker.
 
 ``RerankStage`` runs a reranker over the top ``depth`` candidates and never lets it fail a
@@ -111,9 +112,11 @@ def reply_tokens(count: int) -> int:
 
 
 class ModelReranker:
-    """Listwise reranking by an inspect model (``model``: a name for ``get_model`` or a
-    ``Model``), one call per query; the model is resolved on first use. ``max_tokens``: the
-    reply's budget, by default ``reply_tokens`` of the candidates."""
+    """Listwise reranking by an inspect model, one call per question: the candidates numbered
+    in, their numbers best first out (RankGPT's prompt shape); costs that model's tokens.
+
+    ``model``: a name for ``get_model`` or a ``Model``, resolved on first use. ``max_tokens``:
+    the reply's budget, by default ``reply_tokens`` of the candidates."""
 
     def __init__(self, model: Any, *, max_tokens: int | None = None) -> None:
         self._model = model
@@ -137,6 +140,19 @@ class ModelReranker:
             raise RerankError(f"the reranking model failed: {output.error}", field="rerank")
         order = parse_ranking(output.completion, len(candidates))
         return [candidates[n - 1][0] for n in order], usage
+
+
+MODEL_RERANKER = "<inspect model>"
+"""How ``reranker_kinds`` names what any name but ``maxsim`` stands for: that inspect model
+(``openai-api/llamacpp/smollm2``...), asked for a listwise ranking."""
+
+
+def reranker_kinds() -> dict[str, type]:
+    """Each kind of name ``memory_config={reranker: NAME}`` takes, and the class
+    ``named_reranker`` builds for it: ``maxsim``, then ``MODEL_RERANKER`` (any other name)."""
+    from m3kit.memory.maxsim import MaxSimReranker  # it imports this module's RerankError
+
+    return {"maxsim": MaxSimReranker, MODEL_RERANKER: ModelReranker}
 
 
 def named_reranker(name: str, embedder: Callable[[], object] | None = None) -> Reranker:

@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.context import PromptBuilder, ask_model
-from m3kit.memory.events import clock
+from m3kit.memory.events import span_label, time_label
 from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
 from m3kit.memory.hybrid import FUSION_DEPTH, RetrievalMode
 from m3kit.memory.index import Hit, IndexFactory, VectorIndex
@@ -208,30 +208,32 @@ class VideoRagMemory(PersistentMemory):
         caveat = DETECTOR_CAVEAT if self.perception.detector == "color-regions" and (
             self._perceivers is None or self._perceivers.detector is None
             or self._perceivers.detector.name == "color-regions") else ""
+        # times written as the stream's own events write theirs (dates on a person's days)
+        label = time_label(events)
         for event in events:
             t = float(event.time or 0.0)
             if event.kind in ("frame", "image"):
                 items.append(MemoryItem(id=event.id, key=key, event_id=event.id, modality="frame",
                                         text="", source=event.media, time=event.time,
-                                        metadata={"shard": self.shard_of(t), "when": clock(t)}))
+                                        metadata={"shard": self.shard_of(t), "when": label(t)}))
             elif event.text.strip():  # released speech, utterances, notes: the ASR database
                 start = float(event.metadata.get("start", t))
                 items.append(MemoryItem(
                     id=event.id, key=key, event_id=event.id, modality="transcript",
                     text=event.text.strip(), source=event.media, time=event.time,
                     metadata={"db": "ASR", "released": True, "shard": self.shard_of(start),
-                              "when": event.metadata.get("when") or clock(t)}))
+                              "when": event.metadata.get("when") or label(t)}))
         for result in results:
             for n, segment in enumerate(result.speech):
                 items.append(MemoryItem(
                     id=f"asr:{result.job}#{n}", key=key, event_id=result.job,
                     modality="transcript", text=segment.text, time=segment.end,
                     metadata={"db": "ASR", "shard": self.shard_of(segment.start),
-                              "when": f"{clock(segment.start)}-{clock(segment.end)}"}))
+                              "when": span_label(segment.start, segment.end, label)}))
             for frame in result.frames:
                 if not frame.keyframe:
                     continue
-                meta = {"shard": self.shard_of(frame.time), "when": clock(frame.time)}
+                meta = {"shard": self.shard_of(frame.time), "when": label(frame.time)}
                 if frame.ocr.strip():
                     items.append(MemoryItem(
                         id=f"ocr:{frame.id}", key=key, event_id=frame.id, modality="ocr",

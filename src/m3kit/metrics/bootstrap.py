@@ -24,6 +24,11 @@ improvements for inference with clustered errors", REStat 2008, whose simulation
 over-rejection with 5 to 10 clusters). So a number on fewer than 2 units has no interval, and
 one on fewer than ``MIN_UNITS`` has its interval shown with its unit count and, as a paired
 difference, no p-value and never counts as significant. Pure functions, no I/O.
+
+Items pooled from parts sampled apart (one system's runs of several tasks) are resampled part
+by part where a number rests on some parts only (``parts_bootstrap``): a task's own number
+gets the interval of that task's run, not one that varies with how many of its units each
+resample of all the tasks drew.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ __all__ = [
     "mcnemar_exact",
     "number_text",
     "paired_cluster_bootstrap",
+    "parts_bootstrap",
     "units_text",
 ]
 
@@ -243,6 +249,49 @@ def cluster_bootstrap(units: Sequence[Sequence[T]], statistic: Statistic[T], *,
                 [d for s in samples if (d := _defined(s.get(name))) is not None], level)
         intervals[name] = Interval(value=value, lo=lo, hi=hi, n_units=n_units)
     return intervals
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    a, b = _defined(a), _defined(b)
+    return a == b or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-12))
+
+
+def parts_bootstrap(parts: Sequence[Sequence[T]], key: Callable[[T], Hashable],
+                    statistic: Statistic[T], *, resamples: int = DEFAULT_RESAMPLES,
+                    level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED
+                    ) -> dict[str, Interval]:
+    """``cluster_bootstrap`` of items pooled from ``parts`` sampled apart (one system's runs
+    of several tasks, each its own set of questions): each number is resampled over the units
+    (``key``) of the parts whose items alone define it, as a run of those parts alone
+    resamples it. A number that one task defines (M3Eval's N-back accuracy) so gets the
+    interval of that task's own run, whatever other tasks were pooled beside it, instead of one
+    that varies with how many of its units each resample of all tasks happened to draw.
+
+    A number no part defines alone (a difference across parts), or whose value on its parts
+    differs from its value on every item, is resampled over all the parts' units together. One
+    part: ``cluster_bootstrap`` itself."""
+    parts = [list(part) for part in parts if len(part)]
+    everything = [item for part in parts for item in part]
+    if len(parts) <= 1:
+        return cluster_bootstrap(group_units(everything, key), statistic,
+                                 resamples=resamples, level=level, seed=seed)
+    full = statistic(everything)
+    alone = [statistic(part) for part in parts]
+    by_parts: dict[tuple[int, ...], list[str]] = {}
+    for name in full:
+        chosen = tuple(i for i, values in enumerate(alone)
+                       if _defined(values.get(name)) is not None)
+        if not chosen or (len(chosen) < len(parts) and not _same(
+                statistic([item for i in chosen for item in parts[i]]).get(name), full[name])):
+            chosen = tuple(range(len(parts)))
+        by_parts.setdefault(chosen, []).append(name)
+    intervals: dict[str, Interval] = {}
+    for chosen, names in by_parts.items():
+        pooled = [item for i in chosen for item in parts[i]]
+        drawn = cluster_bootstrap(group_units(pooled, key), statistic, resamples=resamples,
+                                  level=level, seed=seed)
+        intervals.update({name: drawn[name] for name in names})
+    return {name: intervals[name] for name in full}
 
 
 def paired_cluster_bootstrap(units: Sequence[Sequence[tuple[T, T]]], statistic: Statistic[T],

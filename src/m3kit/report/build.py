@@ -9,10 +9,11 @@ task and is rendered by ``Benchmark.report_sections``; ``--baseline`` adds a com
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from m3kit.benchmarks import BENCHMARKS
 from m3kit.report.inputs import card_benchmark, pooled_runs, read_humans, read_inputs
@@ -21,10 +22,11 @@ from m3kit.report.logs import benchmark_of
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
+    from m3kit.schema.card import ReproCard
     from m3kit.schema.evallog import LoggedRun
     from m3kit.schema.report import ReportSection
 
-__all__ = ["build_report", "how_runs_were_made"]
+__all__ = ["build_report", "card_rows", "how_runs_were_made"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,21 +74,50 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path,
 
 
 def how_runs_were_made(runs: Sequence[tuple[str, LoggedRun]]) -> ReportSection | None:
-    """The report's last section: one small table per run (labelled as its benchmark labels
-    it) of its reproducibility card, the prompt by its sha256 and, under the table, its text
-    (collapsed); ``None`` when no run has a card."""
+    """The report's last section: one small table per task of each run (labelled as its
+    benchmark labels the run) of that task's reproducibility card and its task arguments
+    (credentials as ``***``), the prompt by its sha256 and, under the table, its text
+    (collapsed); ``None`` when no run has a card. A run pooled from several tasks' logs
+    (``LoggedRun.parts``) gets a table per task, each task's own settings, as its log records
+    them: the frames, arguments and prompt of one paradigm are never shown for the others."""
     from m3kit.schema.report import ReportSection, Table
 
-    tables = [
-        Table(title=f"{run.task}: {label}", columns=["setting", "value"],
-              rows=[list(row) for row in run.card.rows()],
-              details=[("prompt template", run.card.prompt_template)]
-              if run.card.prompt_template else [])
-        for label, run in runs if run.card is not None
-    ]
+    tables = []
+    for label, run in runs:
+        parts = [(part, part.card) for part in run.tasks() if part.card is not None]
+        for part, card in parts:
+            caption = (f"One of the {len(parts)} tasks whose logs are pooled into {label} "
+                       f"({', '.join(p.task for p, _ in parts)})." if len(parts) > 1 else "")
+            tables.append(Table(
+                title=f"{part.task}: {label}", columns=["setting", "value"],
+                rows=[list(row) for row in card_rows(card, part.task_args)], caption=caption,
+                details=[("prompt template", card.prompt_template)]
+                if card.prompt_template else []))
     if not tables:
         return None
     note = ("Each run's reproducibility card, as its eval log records it "
-            "(docs/metrics.md, \"Reproducibility card\").")
+            "(docs/metrics.md, \"Reproducibility card\"); a run pooled from several tasks "
+            "shows each task's.")
     return ReportSection(benchmark="", title="How each run was made", tables=tables,
                          notes=[note])
+
+
+def card_rows(card: ReproCard, task_args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``card``'s rows (``ReproCard.rows``) with the task's arguments after the task's name
+    (``frames=16, suite=...``; credentials as ``***``, as the card's model arguments)."""
+    from m3kit.models.redact import public_model_args
+
+    rows = card.rows()
+    # an argument left at None takes the task's own default, which the card's rows name
+    shown = public_model_args({k: v for k, v in task_args.items() if v is not None})
+    if not shown:
+        return rows
+    text = ", ".join(f"{name}={_arg_text(value)}" for name, value in sorted(shown.items()))
+    at = next((i + 1 for i, (name, _) in enumerate(rows) if name == "task"), len(rows))
+    return [*rows[:at], ("task arguments", text), *rows[at:]]
+
+
+def _arg_text(value: Any) -> str:
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)

@@ -5,11 +5,14 @@ one log reader (``runs_from_logs``: one log, or a folder of logs pooled per syst
 report pools them), from another harness's predictions by the benchmark's
 ``items_from_predictions`` (``run_from_predictions``), or from a score file that
 ``m3kit score VERB --json --items`` wrote (``run_from_score_file``). Where the two sides hold
-several systems (a quickstart's folder: the model direct and through a memory), the systems of
-one label are compared pairwise (``pair_systems``). Both runs must be of one benchmark and
-ask the same questions: items are matched by id; items of one run only are listed and left
-out; when the runs share no item, or less than ``MIN_SHARED`` of either run's items, they
-refuse to compare (``CompareError``): numbers on different question sets are not comparable.
+logs of several benchmarks (a quickstart's folder: M3Eval's and SuperMemory-VQA's), each
+benchmark both sides hold is compared on its own and the others are named
+(``compare_inputs``); where they hold several systems of one benchmark (the model direct and
+through a memory), the systems of one label are compared pairwise (``pair_systems``). Two runs
+compared must be of one benchmark and ask the same questions: items are matched by id; items
+of one run only are listed and left out; when the runs share no item, or less than
+``MIN_SHARED`` of either run's items, they refuse to compare (``CompareError``): numbers on
+different question sets are not comparable.
 
 Per headline number of the benchmark (``Benchmark.headline``): both values, the difference
 ``b - a``, its percentile interval from the paired cluster bootstrap and a two-sided p-value
@@ -59,6 +62,7 @@ __all__ = [
     "McNemarTest",
     "RunItems",
     "baseline_section",
+    "by_benchmark",
     "compare_inputs",
     "compare_runs",
     "comparison_blocks",
@@ -148,15 +152,30 @@ class Comparison(BaseModel):
 
 
 class Comparisons(BaseModel):
-    """What ``m3kit compare`` compared: one ``Comparison`` per pair of systems (one pair for
-    two runs of one system each; one per shared system label otherwise), and the labels of the
-    systems only side A or only side B holds (left out)."""
+    """What ``m3kit compare`` compared: per benchmark both sides hold (in name order), one
+    ``Comparison`` per pair of systems (one pair for two runs of one system each; one per
+    shared system label otherwise); by benchmark, the labels of the systems only side A or
+    only side B holds (left out); the benchmarks only side A or only side B holds (left out);
+    and, where several benchmarks were compared, those that could not be, with the reason
+    (``not_compared``: another question set, no system of the ``--system`` label...)."""
 
     model_config = ConfigDict(frozen=True)
 
     comparisons: list[Comparison]
-    systems_only_a: list[str] = Field(default_factory=list)
-    systems_only_b: list[str] = Field(default_factory=list)
+    systems_only_a: dict[str, list[str]] = Field(default_factory=dict)
+    systems_only_b: dict[str, list[str]] = Field(default_factory=dict)
+    benchmarks_only_a: list[str] = Field(default_factory=list)
+    benchmarks_only_b: list[str] = Field(default_factory=list)
+    not_compared: dict[str, str] = Field(default_factory=dict)
+
+
+def by_benchmark(comparisons: Sequence[Comparison]) -> dict[str, list[Comparison]]:
+    """``comparisons`` keyed by benchmark name, each benchmark's in their order: ``m3kit
+    compare --json``."""
+    keyed: dict[str, list[Comparison]] = {}
+    for comparison in comparisons:
+        keyed.setdefault(comparison.benchmark, []).append(comparison)
+    return keyed
 
 
 def significant(number: PairedDifference) -> bool:
@@ -168,17 +187,20 @@ def significant(number: PairedDifference) -> bool:
 # -- runs ------------------------------------------------------------------------------------
 
 
-def _one_benchmark(logs: Sequence[EvalLog], path: Path) -> Benchmark:
+def _by_benchmark(logs: Sequence[EvalLog], path: Path
+                  ) -> list[tuple[Benchmark, list[EvalLog]]]:
+    """The logs grouped by their benchmark, in benchmark name order; a log of a task that is
+    not m3kit's is a ``CompareError``."""
     from m3kit.report.logs import benchmark_of, foreign_task
 
     if any(foreign_task(log) for log in logs):
         raise CompareError("holds a log of a task that is not m3kit's: no headline numbers to "
                            "compare", path=path)
-    benchmarks = {benchmark_of(log).name: benchmark_of(log) for log in logs}
-    if len(benchmarks) > 1:
-        raise CompareError(f"holds logs of several benchmarks ({', '.join(sorted(benchmarks))})"
-                           ": give one system's logs of one benchmark", path=path)
-    return next(iter(benchmarks.values()))
+    groups: dict[str, tuple[Benchmark, list[EvalLog]]] = {}
+    for log in logs:
+        benchmark = benchmark_of(log)
+        groups.setdefault(benchmark.name, (benchmark, []))[1].append(log)
+    return [groups[name] for name in sorted(groups)]
 
 
 def _keyed(items: Sequence[ScoreItem], source: Path, suffix: str = "") -> dict[str, ScoreItem]:
@@ -210,23 +232,29 @@ def _log_items(benchmark: Benchmark, samples: Sequence[LoggedSample],
 
 
 def runs_from_logs(path: str | Path) -> list[RunItems]:
-    """The runs in an eval log, or in a folder of logs of one benchmark: one per system
-    (``Benchmark.system_label``), each system's logs pooled as ``m3kit report`` pools them
-    (each sample once, from the latest-started log). A folder holding several benchmarks or no
-    log is a ``CompareError``."""
+    """The runs in an eval log, or in a folder of logs: one per benchmark and system
+    (``Benchmark.system_label``), in benchmark name order, each system's logs pooled as
+    ``m3kit report`` pools them (each sample once, from the latest-started log). A folder
+    holding no log, or a log of a task that is not m3kit's, is a ``CompareError``."""
     where = Path(path)
     inputs = read_inputs([where])
     if not inputs.logs:
         raise CompareError("holds no eval log (a score file is compared by its own name, "
                            "once written by 'm3kit score VERB --json --items')", path=where)
-    benchmark = _one_benchmark(inputs.logs, where)
-    return [run_items(benchmark, run, where) for run in pooled_runs(benchmark, inputs.logs)]
+    return [run_items(benchmark, run, where)
+            for benchmark, logs in _by_benchmark(inputs.logs, where)
+            for run in pooled_runs(benchmark, logs)]
 
 
 def run_from_logs(path: str | Path) -> RunItems:
     """The run in an eval log, or in a folder of one system's logs of one benchmark
-    (``runs_from_logs``); a folder holding several systems is a ``CompareError``."""
+    (``runs_from_logs``); a folder holding several benchmarks or several systems is a
+    ``CompareError``."""
     runs = runs_from_logs(path)
+    benchmarks = sorted({run.benchmark for run in runs})
+    if len(benchmarks) > 1:
+        raise CompareError(f"holds logs of several benchmarks ({', '.join(benchmarks)}): give "
+                           "one system's logs of one benchmark", path=path)
     if len(runs) > 1:
         names = ", ".join(sorted(run.label for run in runs))
         raise CompareError(f"holds runs of {len(runs)} systems ({names}): give one system's "
@@ -461,11 +489,12 @@ def compare_inputs(runs: Sequence[str | Path], *, score: str | None = None,
                    resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
                    seed: int = DEFAULT_SEED) -> Comparisons:
     """``m3kit compare``'s two forms: ``runs``, A then B, each an eval log, a folder of logs
-    or a score file with per-item records (``runs_at``), their systems paired by
-    ``pair_systems`` (``system``: the one label to compare); or, with ``score`` (a ``m3kit
-    score`` verb), two ``predictions`` files on one ``data``, scored with ``score_options``
-    (the verb's options by keyword name: M3Exam's ``fj_rule``, ``judge_model``...). Anything
-    else is a ``CompareError`` saying what to give."""
+    or a score file with per-item records (``runs_at``), each benchmark both hold compared on
+    its own, its systems paired by ``pair_systems`` (``system``: the one label to compare; see
+    ``Comparisons``); or, with ``score`` (a ``m3kit score`` verb), two ``predictions`` files
+    on one ``data``, scored with ``score_options`` (the verb's options by keyword name:
+    M3Exam's ``fj_rule``, ``judge_model``...). Anything else is a ``CompareError`` saying what
+    to give."""
     _check_bootstrap(resamples, level)
     usage = ("give two runs: 'm3kit compare LOG_A LOG_B' (eval logs, folders of logs, or "
              "score files of 'm3kit score VERB --json --items'), or 'm3kit compare --score "
@@ -474,11 +503,8 @@ def compare_inputs(runs: Sequence[str | Path], *, score: str | None = None,
         if len(runs) != 2 or data is not None or predictions or score_options:
             raise CompareError(usage)
         side_a, side_b = (runs_at(path) for path in runs)
-        pairs, only_a, only_b = pair_systems(side_a, side_b, system)
-        return Comparisons(
-            comparisons=[compare_runs(a, b, resamples=resamples, level=level, seed=seed)
-                         for a, b in pairs],
-            systems_only_a=only_a, systems_only_b=only_b)
+        return _compare_sides(side_a, side_b, system, resamples=resamples, level=level,
+                              seed=seed)
     if runs or data is None or len(predictions) != 2 or system is not None:
         raise CompareError(usage)
     benchmark = next((b for b in BENCHMARKS if b.score_verb == score), None)
@@ -490,6 +516,55 @@ def compare_inputs(runs: Sequence[str | Path], *, score: str | None = None,
                     for file in predictions)
     return Comparisons(comparisons=[compare_runs(run_a, run_b, resamples=resamples,
                                                  level=level, seed=seed)])
+
+
+def _compare_sides(side_a: Sequence[RunItems], side_b: Sequence[RunItems], system: str | None,
+                   *, resamples: int, level: float, seed: int) -> Comparisons:
+    """Each benchmark both sides hold, compared on its own (``pair_systems``, then
+    ``compare_runs``). With one such benchmark, what cannot be compared is a ``CompareError``;
+    with several, a benchmark that cannot be is left out with its reason, and only when none
+    can is the first reason the error. No benchmark in common is a ``CompareError``."""
+    runs_a = _grouped(side_a)
+    runs_b = _grouped(side_b)
+    shared = sorted(set(runs_a) & set(runs_b))
+    if not shared:
+        raise CompareError(f"the runs share no benchmark (A: {', '.join(sorted(runs_a))}; B: "
+                           f"{', '.join(sorted(runs_b))}): only runs of one benchmark compare")
+    comparisons: list[Comparison] = []
+    only_a: dict[str, list[str]] = {}
+    only_b: dict[str, list[str]] = {}
+    not_compared: dict[str, str] = {}
+    errors: list[CompareError] = []
+    for name in shared:
+        try:
+            pairs, labels_a, labels_b = pair_systems(runs_a[name], runs_b[name], system)
+            found = [compare_runs(a, b, resamples=resamples, level=level, seed=seed)
+                     for a, b in pairs]
+        except CompareError as exc:
+            if len(shared) == 1:
+                raise
+            errors.append(exc)
+            not_compared[name] = str(exc)
+            continue
+        comparisons += found
+        if labels_a:
+            only_a[name] = labels_a
+        if labels_b:
+            only_b[name] = labels_b
+    if not comparisons:
+        raise errors[0]
+    return Comparisons(comparisons=comparisons, systems_only_a=only_a, systems_only_b=only_b,
+                       benchmarks_only_a=sorted(set(runs_a) - set(runs_b)),
+                       benchmarks_only_b=sorted(set(runs_b) - set(runs_a)),
+                       not_compared=not_compared)
+
+
+def _grouped(runs: Sequence[RunItems]) -> dict[str, list[RunItems]]:
+    """``runs`` by benchmark name."""
+    grouped: dict[str, list[RunItems]] = {}
+    for run in runs:
+        grouped.setdefault(run.benchmark, []).append(run)
+    return grouped
 
 
 def _number(value: float | None, spec: str, signed: bool = False) -> str:

@@ -1,16 +1,19 @@
 """``m3kit export LOG --format jsonl|csv``: one row per sample of eval logs, for analysis
 elsewhere (pandas, a spreadsheet).
 
-Each row is an ``ExportRow``: the sample's id and epoch, the run's task and model, the
-question (text, type, gold answer), the model's reply (``prediction``) and the answer the
-benchmark's scorer read from it (``parsed``: M3Eval's and Video-MME-v2's letter; none where
-the reply is scored whole, as M3Exam's), the outcome (``status``, ``reason``), the scores
-(the benchmark's per-item record: EM/F1/BLEU-1/LLM-J, role, group fields...), the cost
-(tokens, images, seconds) and the run's settings (its reproducibility card, one field per
-row of ``m3kit report``'s "How each run was made"). The logs are read by the one log reader
-(``m3kit.report.logs.read_run``), so a row counts what every table counts. JSON Lines keep
-the nesting and full precision; CSV flattens ``scores`` and ``settings`` into
-``scores.<name>`` / ``settings.<name>`` columns (nested values as JSON).
+Each row is an ``ExportRow``: the sample's id and epoch, the run's task and model, the run it
+belongs to (``log``: the eval log's file; ``run_id`` and ``eval_id``: inspect's ids of the
+``eval()`` call and of the task's run in it, so the samples of two runs of the same questions,
+say two quickstarts, stay apart), the question (text, type, gold answer), the model's reply
+(``prediction``) and the answer the benchmark's scorer read from it (``parsed``: M3Eval's and
+Video-MME-v2's letter; none where the reply is scored whole, as M3Exam's), the outcome
+(``status``, ``reason``), the scores (the benchmark's per-item record: EM/F1/BLEU-1/LLM-J,
+role, group fields...), the cost (tokens, images, seconds) and the run's settings (its
+reproducibility card, one field per row of ``m3kit report``'s "How each run was made"). The
+logs are read by the one log reader (``m3kit.report.logs.read_run``), so a row counts what
+every table counts. JSON Lines keep the nesting and full precision; CSV flattens ``scores``
+and ``settings`` into ``scores.<name>`` / ``settings.<name>`` columns (nested values as
+JSON).
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class ExportRow(BaseModel):
     epoch: int
     task: str
     model: str
+    log: str = ""
+    run_id: str = ""
+    eval_id: str = ""
     question: str | None = None
     question_type: str | None = None
     gold: str | None = None
@@ -58,13 +64,15 @@ class ExportRow(BaseModel):
     settings: dict[str, str] = Field(default_factory=dict)
 
 
-def _row(run: LoggedRun, sample: LoggedSample, settings: dict[str, str]) -> ExportRow:
+def _row(run: LoggedRun, sample: LoggedSample, settings: dict[str, str],
+         ids: dict[str, str]) -> ExportRow:
     item = sample.item
     scores = ({k: v for k, v in item.model_dump(mode="json").items() if k not in _NOT_SCORES}
               if item is not None else {})
     question = sample.question
     return ExportRow(
-        id=sample.id, epoch=sample.epoch, task=run.task, model=run.model,
+        id=sample.id, epoch=sample.epoch, task=run.task, model=run.model, log=run.location,
+        **ids,
         question=question.text if question is not None else None,
         question_type=question.question_type if question is not None else None,
         gold=question.answer if question is not None else None,
@@ -89,7 +97,8 @@ def export_rows(logs: Iterable[Any]) -> list[ExportRow]:
     for log in logs:
         run = read_run(log)
         settings = dict(run.card.rows()) if run.card is not None else {}
-        rows += [_row(run, sample, settings) for sample in run.samples]
+        ids = {"run_id": str(log.eval.run_id or ""), "eval_id": str(log.eval.eval_id or "")}
+        rows += [_row(run, sample, settings, ids) for sample in run.samples]
     return rows
 
 

@@ -8,12 +8,13 @@ them out as ``index.html`` beside the figures' PNG files and one Markdown file o
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from m3kit.schema.report import ReportSection, Table
+from m3kit.schema.report import ReportSection, Table, split_indent
 
-__all__ = ["ReportSection", "write_report"]
+__all__ = ["ReportSection", "cell_html", "inline_html", "write_report"]
 
 
 _STYLE = """
@@ -23,7 +24,24 @@ th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}
 th{background:#f3f3f3;text-align:center}td:first-child,th:first-child{text-align:left}
 img{max-width:100%;margin:.5rem 0 1.5rem}h2{border-bottom:1px solid #ddd}
 .note{color:#555;font-size:.9rem}
+code{font-size:.85em;background:#f3f3f3;padding:0 .2em}
 """
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def inline_html(text: str) -> str:
+    """A caption or note as HTML: escaped, its Markdown code spans (a column name in
+    backticks) as ``<code>``, as the Markdown file renders them."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text))
+
+
+def cell_html(text: str) -> str:
+    """A table cell as HTML: escaped, its indent kept (``&nbsp;``): the members of a group
+    row are indented under it, as in the terminal and the Markdown file."""
+    indent, rest = split_indent(text)
+    return "&nbsp;" * indent + html.escape(rest)
 
 
 def _table_html(table: Table) -> str:
@@ -36,10 +54,10 @@ def _table_html(table: Table) -> str:
         groups = "<tr>" + "".join(cells) + ("<th></th>" * rest) + "</tr>"
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(table.cell(c))}</td>" for c in row) + "</tr>"
+        "<tr>" + "".join(f"<td>{cell_html(table.cell(c))}</td>" for c in row) + "</tr>"
         for row in table.rows
     )
-    caption = f"<p class='note'>{html.escape(table.caption)}</p>" if table.caption else ""
+    caption = f"<p class='note'>{inline_html(table.caption)}</p>" if table.caption else ""
     return (f"<h3>{html.escape(table.title)}</h3>{caption}"
             f"<table>{groups}<tr>{head}</tr>{body}</table>{table.details_html()}")
 
@@ -63,7 +81,7 @@ def write_report(sections: Sequence[ReportSection], out_dir: str | Path,
             parts.append(f"<img src='{html.escape(figure)}' alt='{html.escape(figure)}'>")
             markdown.append(f"![{figure}]({figure})\n")
         for note in section.notes:
-            parts.append(f"<p class='note'>{html.escape(note)}</p>")
+            parts.append(f"<p class='note'>{inline_html(note)}</p>")
             markdown.append(f"> {note}\n")
     index = out / "index.html"
     index.write_text("\n".join(parts), encoding="utf-8")

@@ -193,7 +193,9 @@ def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun
     """``benchmark``'s logs as runs, one per system: one model label
     (``Benchmark.system_label``) with one setting (``m3kit.report.pooling.setting_variants``,
     kept as the run's ``variant``, which the label then shows); the logs of one system pooled
-    (``m3kit.report.pooling.pool_logs``), then read (``m3kit.report.logs.read_run``)."""
+    (``m3kit.report.pooling.pool_logs``), then read (``m3kit.report.logs.read_run``). A system
+    whose logs hold several tasks keeps each task's run, pooled alone, as its ``parts``."""
+    from m3kit.report.logs import task_name
     from m3kit.report.pooling import pool_logs, setting_variants
 
     label = benchmark.system_label.load()
@@ -202,5 +204,11 @@ def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun
     keys = {id(log): (label(header), variant)
             for log, header, variant in zip(logs, headers, variants, strict=True)}
     pooled = pool_logs(logs, lambda log: keys[id(log)])
-    return [read_run(log).model_copy(update={"variant": variant})
-            for (_, variant), log in pooled.items()]
+    runs = []
+    for key, log in pooled.items():
+        members = [m for m in logs if keys[id(m)] == key]
+        by_task = pool_logs(members, task_name)
+        parts = ([read_run(one).model_copy(update={"variant": key[1]})
+                  for one in by_task.values()] if len(by_task) > 1 else [])
+        runs.append(read_run(log).model_copy(update={"variant": key[1], "parts": parts}))
+    return runs

@@ -248,7 +248,11 @@ class LoggedRun(BaseModel):
     concurrently and each one's own time includes its waits. ``variant``: what sets the run
     apart from other runs reported beside it under the same model label (``frames 96
     uniform``; set by ``m3kit.report`` when it pools logs, empty when nothing does): a row is
-    one model with one setting, and its label says which (``labelled``).
+    one model with one setting, and its label says which (``labelled``). ``parts``: for a run
+    pooled from the logs of several tasks (one system's four M3Eval paradigms), each task's
+    run read alone (its header, card and samples), in first-seen order; empty for a run of one
+    task (``tasks``): a task's settings (frames, arguments, prompt) and a number that rests on
+    one task's items are that task's, not the latest log's.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -264,10 +268,15 @@ class LoggedRun(BaseModel):
     samples: list[LoggedSample] = Field(default_factory=list)
     card: ReproCard | None = None
     variant: str = ""
+    parts: list[LoggedRun] = Field(default_factory=list)
 
     @property
     def blind(self) -> bool:
         return bool(self.metadata.get(BLIND_KEY))
+
+    def tasks(self) -> list[LoggedRun]:
+        """The run of each task this run holds: its ``parts``, or the run itself."""
+        return list(self.parts) or [self]
 
     def labelled(self, label: str) -> str:
         """``label`` with the run's ``variant`` appended (``<label> · frames 96 uniform``)."""

@@ -22,8 +22,10 @@ __all__ = [
     "Table",
     "cell_text",
     "cost_cell",
+    "markdown_cell",
     "number_cell",
     "percent_cell",
+    "split_indent",
 ]
 
 NA = "—"  # a metric that does not apply to this row (or has no value)
@@ -78,10 +80,25 @@ class Table(BaseModel):
         columns = self.grouped_columns()
         head = "| " + " | ".join(columns) + " |"
         rule = "|" + "|".join("---" for _ in columns) + "|"
-        body = ["| " + " | ".join(self.cell(c) for c in row) + " |" for row in self.rows]
+        body = ["| " + " | ".join(markdown_cell(self.cell(c)) for c in row) + " |"
+                for row in self.rows]
         caption = [self.caption, ""] if self.caption else []
         details = ["", self.details_html()] if self.details else []
         return "\n".join([f"### {self.title}", "", *caption, head, rule, *body, *details])
+
+
+def split_indent(text: str) -> tuple[int, str]:
+    """A cell's indent (its leading spaces: a group's member under the group's row, as the
+    terminal shows it) and the rest of its text."""
+    stripped = text.lstrip(" ")
+    return len(text) - len(stripped), stripped
+
+
+def markdown_cell(text: str) -> str:
+    """A table cell for Markdown: its indent as ``&nbsp;`` (a Markdown table trims leading
+    spaces), so a group's members stay indented under the group's row."""
+    indent, rest = split_indent(text)
+    return "&nbsp;" * indent + rest
 
 
 class ReportSection(BaseModel):

@@ -241,3 +241,118 @@ def test_figure11_ticks_are_whole_numbers_even_for_a_single_n_or_k():
         assert list(fig.axes[0].get_xticks()) == [1, 2, 3]
     finally:
         plt.close(fig)
+
+
+def test_excluded_questions_are_named_with_the_cells_they_leave(tmp_path: Path):
+    from m3kit.benchmarks.m3eval.report import excluded_notes
+
+    cells = {"divided_attention · no_swap · order_understanding": ["ss-11"],
+             "divided_attention · spatial_source_grounding": ["ss-10"]}
+    by_system = {"m": scores(n_excluded=2, excluded_by_cell=cells),
+                 "old score file": scores(),  # 1 excluded, no breakdown recorded
+                 "clean": scores(n_excluded=0)}
+    assert excluded_notes(by_system) == [
+        ("m: 2 question(s) excluded, their media unreadable, and left out of every rate: "
+         "divided_attention · no_swap · order_understanding (ss-11); "
+         "divided_attention · spatial_source_grounding (ss-10)."),
+        ("old score file: 1 question(s) excluded, their media unreadable, and left out of "
+         "every rate.")]
+    counted = m3eval_sections(by_system, tmp_path)[-1]
+    assert counted.title == "M3Eval · Answers counted"
+    assert counted.notes[1:] == excluded_notes(by_system)
+
+
+def _error_bars(axes: Any) -> list[list[tuple[float, float, float]]]:
+    """Per error-bar container of ``axes``, its bars as (x, low end, high end)."""
+    from matplotlib.container import ErrorbarContainer
+
+    out = []
+    for container in axes.containers:
+        if isinstance(container, ErrorbarContainer):
+            (bars,) = container.lines[2]
+            out.append([(float(seg[0][0]), float(seg[0][1]), float(seg[1][1]))
+                        for seg in bars.get_segments()])
+    return out
+
+
+def test_figures_draw_error_bars_from_the_intervals():
+    """The error bars are the intervals given (the tables'), for the systems that have them:
+    the human reference and a system without items (a score file) have none."""
+    import matplotlib.pyplot as plt
+
+    from m3kit.benchmarks.m3eval.report import attribute_number, draw_figure
+    from m3kit.metrics.bootstrap import Interval
+
+    def interval(value: float, lo: float, hi: float) -> Interval:
+        return Interval(value=value, lo=lo, hi=hi, n_units=12)
+
+    intervals = {"gpt": {"spatial_source_grounding": interval(70.0, 61.0, 79.0),
+                         "temporal_source_grounding": interval(40.0, 30.0, 55.0),
+                         attribute_number("scene"): interval(55.0, 45.0, 66.0),
+                         attribute_number("action"): interval(65.0, 52.0, 71.0)}}
+    by_system = {"gpt": scores(), "score file": scores(offset=-10.0)}
+    fig9 = figure9_data(by_system, HUMANS, intervals)
+    gpt = fig9.series_by_label()["gpt"]
+    assert (gpt.lo, gpt.hi) == ([61.0, 30.0], [79.0, 55.0])
+    assert fig9.series_by_label()["score file"].lo == []
+    for data, expected in ((fig9, [(61.0, 79.0), (30.0, 55.0)]),
+                           (figure10_data(by_system, HUMANS, intervals),
+                            [(45.0, 66.0), (52.0, 71.0)])):
+        fig = draw_figure(data)
+        try:
+            (bars,) = _error_bars(fig.axes[0])  # gpt's only
+            assert [(lo, hi) for _, lo, hi in bars] == expected
+            # at gpt's bars: the first of the two systems, left of each category's centre
+            assert all(x < category for (x, _, _), category in zip(bars, (0, 1), strict=True))
+        finally:
+            plt.close(fig)
+
+
+def test_figure11_draws_no_line_through_two_values_and_shows_coinciding_series():
+    """Two N values: no least-squares line (the legend says so); two systems with the same
+    points: both visible (apart, each its marker), the legend naming the one they match."""
+    import matplotlib.pyplot as plt
+
+    from m3kit.benchmarks.m3eval.report import draw_figure, setting_number
+    from m3kit.metrics.bootstrap import Interval
+
+    s = scores()
+    s["nback"] = {"by_k_n": {"K=3,N=1": 60.0, "K=3,N=2": 70.0},
+                  "fit_n": {"slope": 10.0, "intercept": 50.0}}
+    intervals = {name: {setting_number("K=3,N=1"): Interval(value=60.0, lo=40.0, hi=80.0,
+                                                            n_units=8),
+                        setting_number("K=3,N=2"): Interval(value=70.0, lo=50.0, hi=85.0,
+                                                            n_units=8)}
+                 for name in ("rag", "none")}
+    data = figure11_data({"none": s, "rag": s}, intervals=intervals)
+    n_panel = data.panels[0]
+    none, rag = n_panel.series
+    assert not none.line and not rag.line and none.slope == 10.0  # the score's fit, kept
+    assert (none.same_as, rag.same_as) == ("", "none")
+    assert rag.legend("N") == "rag (same points as none; no line: 2 N values)"
+    fig = draw_figure(data)
+    try:
+        axes = fig.axes[0]
+        # no fitted line (drawn over 20 points): only chance's and the bars' caps
+        assert 20 not in [len(line.get_xdata()) for line in axes.get_lines()]
+        labels = [t.get_text() for t in axes.get_legend().get_texts()]
+        assert "rag (same points as none; no line: 2 N values)" in labels
+        # the two series' markers side by side, not on top of each other
+        xs = [sorted(float(x) for x, _ in c.get_offsets()) for c in axes.collections
+              if c.get_offsets().shape[0] == 2]
+        assert len(xs) == 2 and xs[0] != xs[1]
+        assert all(abs(a - b) < 0.25 for a, b in zip(xs[0], xs[1], strict=True))
+        assert len({c.get_paths()[0].vertices.tobytes() for c in axes.collections
+                    if c.get_offsets().shape[0] == 2}) == 2  # two markers
+        # each system's error bars at its own markers
+        bars = _error_bars(axes)
+        assert [[(lo, hi) for _, lo, hi in b] for b in bars] == [[(40.0, 80.0), (50.0, 85.0)]] * 2
+        assert [sorted(x for x, _, _ in b) for b in bars] == xs
+    finally:
+        plt.close(fig)
+    # three N values: the line is drawn
+    fig = draw_figure(figure11_data({"m": scores()}))
+    try:
+        assert 20 in [len(line.get_xdata()) for line in fig.axes[0].get_lines()]
+    finally:
+        plt.close(fig)

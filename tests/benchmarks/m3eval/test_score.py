@@ -87,6 +87,9 @@ EXPECTED = {
     "n_failed": 0,
     "n_missing": 2,  # il-3, mt-3 (mt-3 has no condition: it counts in no table cell)
     "n_scored": 30,  # 32 questions loaded, 2 excluded
+    # where the two would have counted: those cells above are rates over the rest
+    "excluded_by_cell": {"divided_attention · no_swap · order_understanding": ["ss-11"],
+                         "divided_attention · spatial_source_grounding": ["ss-10"]},
 }
 
 
@@ -111,6 +114,26 @@ def test_score_equals_hand_computation(
     result = score_outputs(loaded.questions, released_predictions,
                                excluded=released_excluded).model_dump()
     assert_close(result, EXPECTED)
+
+
+def test_score_text_names_the_cells_excluded_questions_leave(
+    released_root: Path, released_predictions: dict[str, str], released_excluded: set[str]
+) -> None:
+    from m3kit.benchmarks.m3eval.score import score_text
+
+    loaded = load_m3eval(released_root)
+    card = score_outputs(loaded.questions, released_predictions, excluded=released_excluded)
+    (text,) = score_text(card, Path("p.jsonl"))
+    assert text.splitlines()[-4:] == [
+        "invalid 4, excluded 2, missing 2, scored 30",
+        "excluded (video unreadable), left out of these cells' rates:",
+        "  divided_attention · no_swap · order_understanding: ss-11",
+        "  divided_attention · spatial_source_grounding: ss-10"]
+    # nothing excluded (no sentinel, no id given): the text ends with the counts, as before
+    clean = score_outputs(loaded.questions, {k: v for k, v in released_predictions.items()
+                                             if k != "ss-11"})
+    assert score_text(clean, Path("p.jsonl"))[0].splitlines()[-1].startswith("invalid ")
+    assert clean.excluded_by_cell == {}
 
 
 def test_cli_json_equals_hand_computation(released_root: Path, predictions_file: Path,

@@ -50,6 +50,9 @@ def test_divided_attention_runs_and_scores_like_external_predictions(
     external = score_outputs(questions, outputs, excluded={"ss-10"})
     assert from_log == external
     assert from_log.n_excluded == 1 and from_log.n_scored == 10
+    # named where it would have counted: spatial source grounding is a rate over ss-7, ss-8
+    assert from_log.excluded_by_cell == {"divided_attention · spatial_source_grounding":
+                                         ["ss-10"]}
 
 
 def test_nback_frames_per_clip_and_blind(released_root: Path, tmp_path: Path) -> None:

@@ -23,12 +23,11 @@ from m3kit.schema import Question
 @pytest.fixture
 def predictions(tmp_path: Path, m3exam_persona: Path) -> Path:
     """Gold answers for every other question, a wrong one otherwise; a judge score on every
-    third line."""
+    line (a judge on only some would leave LLM-J and Overall undefined: test_score.py)."""
     lines = []
     for i, q in enumerate(load_m3exam(m3exam_persona).questions):
-        record = {"id": q.id, "prediction": q.answer if i % 2 == 0 else "no idea"}
-        if i % 3 == 0:
-            record["judge"] = 1.0 if i % 2 == 0 else 0.25
+        record = {"id": q.id, "prediction": q.answer if i % 2 == 0 else "no idea",
+                  "judge": 1.0 if i % 2 == 0 else 0.25}
         lines.append(json.dumps(record))
     path = tmp_path / "p.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -43,6 +42,28 @@ def test_headline_equals_the_score_card(m3exam_persona: Path, predictions: Path)
     assert len(items) == total["count"] == 358
     # gold answers (even lines) get full EM credit; "no idea" never does
     assert sum(item_correct(i) for i in items) == 179
+
+
+def test_partial_judge_leaves_llm_j_and_overall_undefined(
+        m3exam_persona: Path, tmp_path: Path) -> None:
+    """A judge score on every third line only: as the score card, no LLM-J and no Overall,
+    so no interval is built on the judged subset."""
+    lines = []
+    for i, q in enumerate(load_m3exam(m3exam_persona).questions):
+        record = {"id": q.id, "prediction": q.answer}
+        if i % 3 == 0:
+            record["judge"] = 1.0
+        lines.append(json.dumps(record))
+    path = tmp_path / "partial.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    items = items_from_predictions(m3exam_persona, path)
+    total = score_predictions(m3exam_persona, path).total
+    numbers = headline(items)
+    assert numbers == {k: total[k] for k in ("em", "f1", "bleu1", "llm_judge", "overall")}
+    assert numbers["llm_judge"] is None and numbers["overall"] is None
+    assert numbers["em"] == 1.0  # every answer is its gold
+    intervals = BENCHMARK.headline_intervals(items)
+    assert intervals["llm_judge"].value is None and intervals["overall"].value is None
 
 
 def test_the_unit_is_the_evidence_session(m3exam_persona: Path, predictions: Path) -> None:

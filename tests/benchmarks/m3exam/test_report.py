@@ -92,6 +92,42 @@ def test_no_judge_means_no_overall_and_no_judge_row() -> None:
     assert "Index s" in cost.columns and "Escalated %" in cost.columns
 
 
+def test_partial_judge_shows_counts_and_no_overall(tmp_path: Path) -> None:
+    from m3kit.benchmarks.m3exam.report import sections as m3exam_sections
+    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+    from m3kit.schema.evallog import LoggedRun, LoggedSample
+
+    # ss: both judged (1, 0.5) -> 0.75; tr: 1 of 2 judged; Avg.: 3 of 4 judged
+    rows = [_row(0, "ss", 1.0, f1=1.0, bleu1=1.0, judge=1.0),
+            _row(1, "ss", 0.0, f1=0.0, bleu1=0.0, judge=0.5),
+            _row(2, "tr", 1.0, f1=1.0, bleu1=1.0, judge=0.25),
+            _row(3, "tr", 1.0, f1=1.0, bleu1=1.0)]
+    summary = summarize("sys", rows)
+    assert summary.per_type["ss"]["llm_judge"] == 0.75
+    assert summary.per_type["tr"]["llm_judge"] is None
+    assert summary.per_type["tr"]["llm_judge_partial"] == 0.25
+    assert (summary.total["llm_judge"], summary.total["overall"]) == (None, None)
+    assert summary.total["judge_count"] == 3 and summary.total["judgeable_count"] == 4
+    table = per_type_table([summary])
+    by_metric = {row[1]: row[2:] for row in table.rows}
+    assert by_metric["LLM-J"] == [0.75, "1 of 2 judged", "3 of 4 judged"]
+    assert by_metric["Overall"] == [None, None, "not computed: LLM-J partial"]
+    assert "k of n judged" in table.caption
+    # a whole judge or none keeps the caption as it was
+    whole = summarize("sys", rows[:3])
+    assert "k of n judged" not in per_type_table([whole]).caption
+    # the section's note counts the items without a judge score and says how to get them
+    samples = [LoggedSample(id=r.id, item=M3ExamItem(
+        status="correct" if r.em == 1 else "incorrect", kind="text", em=r.em, f1=r.f1,
+        bleu1=r.bleu1, judged=True, in_total=True, question_type=r.question_type,
+        llm_judge=r.llm_judge)) for r in rows]
+    run = LoggedRun(task="m3exam", model="m", status="success",
+                    task_args={"data": "p", "regime": "text"}, samples=samples)
+    (section,) = m3exam_sections([run], tmp_path)
+    assert any("LLM-J partial: 1 of 4 items LLM-J applies to have no judge score" in note
+               and "judge_model" in note for note in section.notes)
+
+
 def test_table_title_names_the_fj_rule() -> None:
     exact = summarize("a", [_row(0, "fj", 0.0)], fj_rule="exact")
     letter = summarize("b", [_row(1, "fj", 1.0)], fj_rule="letter")

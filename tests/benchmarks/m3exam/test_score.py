@@ -125,6 +125,99 @@ def test_without_judge_scores_overall_is_none(data: M3ExamData) -> None:
     assert result.n_missing == 4
 
 
+# p/0 carries a judge score; p/1 (tr) and p/5 (ss) do not: the judge is partial
+PARTIAL = [
+    PredictionRecord(id="p/0", prediction="Cephalic vein", judge=0.5),
+    PredictionRecord(id="p/1", prediction="2023-03-01"),
+    PredictionRecord(id="p/2", prediction="(C)"),
+    PredictionRecord(id="p/3", prediction="img_60, img_61"),
+    PredictionRecord(id="p/4", prediction="otoscope"),  # fm text: not in TOTAL, not counted
+    PredictionRecord(id="p/5", prediction="never answered"),
+]
+
+
+def test_partial_judge_gives_counts_not_a_mean(data: M3ExamData) -> None:
+    result = score_outputs(data, PARTIAL)
+    e = math.exp(-0.5)
+    # ss: p/0 EM 1/2, F1 0.4, BLEU-1 0.5e, judge 0.5; p/5 EM 1, F1 1, BLEU-1 1, no judge:
+    # 1 of 2 judged -> no LLM-J; the judged item's mean 0.5 kept apart
+    assert result.per_type["ss"] == pytest.approx(
+        {"count": 2, "em": 0.75, "f1": 0.7, "bleu1": (0.5 * e + 1) / 2, "llm_judge": None,
+         "llm_judge_partial": 0.5, "judge_count": 1, "judgeable_count": 2})
+    # tr: its one item unjudged while a judge is in play: 0 of 1, no mean at all
+    assert result.per_type["tr"] == {"count": 1, "em": 1.0, "f1": 1.0, "bleu1": 1.0,
+                                     "llm_judge": None, "llm_judge_partial": None,
+                                     "judge_count": 0, "judgeable_count": 1}
+    assert result.per_type["fm"] == {"count": 2, "em": 0.5}  # no LLM-J row for fm
+    total = result.total
+    # TOTAL over ss + tr (3 items): 1 judged; EM over all 6: (0.5 + 1 + 1 + 0 + 1 + 1) / 6
+    assert total["em"] == pytest.approx(4.5 / 6)
+    assert (total["llm_judge"], total["llm_judge_partial"]) == (None, 0.5)
+    assert (total["judge_count"], total["judgeable_count"]) == (1, 3)
+    assert total["overall"] is None
+    assert total["overall_missing"] == "LLM-J partial: 1 of 3 items judged"
+
+
+def test_partial_judge_table_and_warning(data: M3ExamData, tmp_path: Path) -> None:
+    from m3kit.benchmarks.m3exam.score import judge_gap_note, score_text
+
+    card = score_outputs(data, PARTIAL)
+    table, reason = score_text(card, tmp_path / "p.jsonl")
+    llm_j = {row[0]: row[5] for row in table.rows}
+    assert llm_j == {"ss": "1 of 2 judged", "tr": "0 of 1 judged", "fm": "-", "fj": "-",
+                     "TOTAL": "1 of 3 judged"}
+    assert table.rows[-1][6] == "-"  # Overall
+    assert reason.startswith("Overall: not computed, LLM-J partial: 1 of 3 items judged")
+    assert judge_gap_note(card.total, "fix it") == (
+        "LLM-J partial: 2 of 3 items LLM-J applies to have no judge score, so LLM-J is shown "
+        "as judged counts and Overall is not computed; fix it")
+
+
+def test_full_and_no_judge_tables_unchanged(data: M3ExamData, tmp_path: Path) -> None:
+    """A judge on every item and no judge at all print what they always printed."""
+    from m3kit.benchmarks.m3exam.score import judge_gap_note, score_text
+
+    full = score_outputs(data, PREDICTIONS)
+    (table,) = score_text(full, tmp_path / "p.jsonl")
+    # LLM-J: ss (0.5 + 0) / 2, tr 1; TOTAL (0.5 + 1 + 0) / 3; Overall as hand-computed above
+    assert [row[5] for row in table.rows] == ["0.2500", "1.0000", "-", "-", "0.5000"]
+    assert table.rows[-1][6] == "0.4974"
+    assert judge_gap_note(full.total, "x") is None and "overall_missing" not in full.total
+    bare = score_outputs(data, {r.id: r.prediction for r in PREDICTIONS})
+    (table,) = score_text(bare, tmp_path / "p.jsonl")
+    assert [row[5] for row in table.rows] == ["-"] * 5 and table.rows[-1][6] == "-"
+    # no judge: the TOTAL's JSON as it always was (no partial keys; judge_count 0)
+    assert set(bare.total) == {"count", "em", "f1", "bleu1", "llm_judge", "judge_count",
+                               "overall"}
+    assert bare.total["judge_count"] == 0 and judge_gap_note(bare.total, "x") is None
+    assert all("judge_count" not in row for row in bare.per_type.values())
+
+
+def test_eval_summary_shows_judged_counts() -> None:
+    """``m3kit eval``'s table of a run whose items are judged only in part."""
+    from m3kit.benchmarks.m3exam.score import summary_rows
+    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+    from m3kit.schema import LoggedSample
+
+    def sample(i: int, qtype: str, em: float, judge: float | None) -> LoggedSample:
+        item = M3ExamItem(status="correct" if em == 1 else "incorrect", kind="text", em=em,
+                          f1=em, bleu1=em, judged=True, in_total=True, question_type=qtype,
+                          llm_judge=judge)
+        return LoggedSample(id=f"p/{i}", item=item)
+
+    partial = [sample(0, "ss", 1.0, 1.0), sample(1, "ss", 0.0, None),
+               sample(2, "tr", 1.0, 0.75)]
+    columns, rows = summary_rows(partial)
+    assert columns[5] == "LLM-J"
+    # all: 2 of 3 judged; ss 1 of 2; tr 1 of 1 -> its own mean 0.75
+    assert [(row[0], row[5]) for row in rows] == [("all", "2 of 3 judged"),
+                                                  ("ss", "1 of 2 judged"), ("tr", "0.7500")]
+    whole = [sample(0, "ss", 1.0, 1.0), sample(1, "ss", 0.0, 0.0)]
+    assert [row[5] for row in summary_rows(whole)[1]] == ["0.5000", "0.5000"]
+    none = [sample(0, "ss", 1.0, None)]
+    assert "LLM-J" not in summary_rows(none)[0]
+
+
 def test_real_persona_gold_predictions(m3exam_persona: Path) -> None:
     alex = load_m3exam(m3exam_persona)
     result = score_outputs(alex, {q.id: q.answer for q in alex.questions})

@@ -74,3 +74,22 @@ def read_run_of(logs: list[str], label: str):
 
     index = ("direct", "blind", "rag").index(label)
     return read_run(read_eval_log(logs[index]))
+
+
+def test_the_page_shows_each_interval_once(part, tmp_path: Path) -> None:
+    """The section on the report's page beside the report's own tables: each way's Acc has
+    one interval string there, the one the report's table of headline numbers shows."""
+    import re
+
+    from m3kit.report.build import build_report
+
+    section, logs, _ = part
+    build_report(logs, tmp_path, lead=[section])
+    markdown = (tmp_path / "tables.md").read_text(encoding="utf-8")
+    (table,) = section.tables
+    accuracy = table.columns.index("Acc")
+    row = re.search(r"^\| qa_acc \| (.+) \|$", markdown, re.MULTILINE)
+    assert row is not None
+    report = [cell.split(" (")[0] for cell in row.group(1).split(" | ")]
+    assert sorted(r[accuracy] for r in table.rows) == sorted(report)
+    assert all("[" in cell for cell in report)

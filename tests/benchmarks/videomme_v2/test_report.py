@@ -87,6 +87,31 @@ def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> 
     assert "Consistency (w. sub)" in page and "m3kit/builtin (blind)" in page
 
 
+def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> None:
+    from m3kit.benchmarks.videomme_v2.report import sections as videomme_sections
+    from m3kit.schema.evallog import LoggedRun
+
+    from .test_score import _limited_run
+
+    run = LoggedRun(task="videomme_v2", model="m", status="success",
+                    task_args={"frames": 2, "subtitles": "none"},
+                    samples=_limited_run(tmp_path / "data"))
+    (section,) = videomme_sections([run], tmp_path)
+    board = section.tables[0]
+    assert board.rows[0][board.columns.index("Avg Acc (wo sub)")] == 50.0  # 001's 4 questions
+    assert board.caption.startswith("Each run's scores are over its complete, readable groups")
+    assert ("m · 2 frames · no subtitles: 1 of 2 groups scored; 1 incomplete (fewer than four "
+            "of their questions run, a --limit run) left out of every number, Avg Acc "
+            "included, with their 2 answered question(s): 002.") in section.notes
+    details = section.tables[1]
+    assert details.rows[0][details.columns.index("incomplete groups")] == 1
+    # a run with every group whole: no caption, no such note
+    whole = run.model_copy(update={"samples": run.samples[:4]})
+    (section,) = videomme_sections([whole], tmp_path)
+    assert section.tables[0].caption == ""
+    assert not any("incomplete" in note for note in section.notes)
+
+
 def _samples_in(path: Path) -> int:
     """Samples flushed into the .eval file being written (0 while it is unreadable)."""
     import zipfile

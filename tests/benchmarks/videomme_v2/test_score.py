@@ -237,3 +237,62 @@ def test_a_predictions_file_with_no_valid_line_exits_2(tmp_path: Path, capsys) -
                  str(bad), "--json"]) == 2
     out = capsys.readouterr()
     assert out.out == "" and "none of the 0 predictions matches" in out.err
+
+
+def _limited_run(tmp_path: Path) -> list:
+    """A ``--limit 6`` run's samples: group 001 whole, group 002 cut after its second
+    question. 001 (relevance, gold E F G H): right, wrong, wrong, right; 002 (gold H A):
+    right, right."""
+    from m3kit.benchmarks.videomme_v2.score import VideoMMEv2Item, group_fields
+    from m3kit.schema.evallog import LoggedSample
+
+    write_table(tmp_path / "test.parquet", rows())
+    questions = {q.id: q for q in load_videomme_v2(tmp_path).questions}
+    replies = {"001-1": "E", "001-2": "A", "001-3": "A", "001-4": "H", "002-1": "H",
+               "002-2": "A"}
+    samples = []
+    for qid, reply in replies.items():
+        outcome = outcome_of(questions[qid], reply)
+        item = VideoMMEv2Item(status=outcome.status, letter=outcome.letter,
+                              videomme_v2=group_fields(questions[qid]))
+        samples.append(LoggedSample(id=qid, question=questions[qid], item=item))
+    return samples
+
+
+def test_groups_cut_by_limit_are_named_and_left_out(tmp_path: Path) -> None:
+    from m3kit.benchmarks.videomme_v2.score import (
+        incomplete_note,
+        scores_from_log,
+        summary_rows,
+    )
+
+    samples = _limited_run(tmp_path)
+    card = scores_from_log(samples)
+    # 001 alone is scored: k = 2 -> 100 * 4 / 16 = 25; Avg Acc 2 of its 4 = 50 (counting
+    # 002's two right answers would give 4 of 6 = 66.7)
+    assert card.total == 25.0 and card.avg_acc == 50.0
+    assert (card.n_groups, card.n_questions) == (1, 4)
+    assert card.incomplete_groups == ["002"] and card.n_incomplete_questions == 2
+    assert incomplete_note(card, "run") == (
+        "run: 1 of 2 groups scored; 1 incomplete (fewer than four of their questions run, a "
+        "--limit run) left out of every number, Avg Acc included, with their 2 answered "
+        "question(s): 002")
+    columns, (row,) = summary_rows(samples)
+    cells = dict(zip(columns, row, strict=True))
+    assert (cells["groups"], cells["Avg Acc"], cells["incompl"]) == ("1", "50.0", "1")
+    assert incomplete_note(scores_from_log(samples[:4]), "run") is None  # nothing cut
+
+
+def test_the_task_metric_counts_incomplete_groups(tmp_path: Path) -> None:
+    from inspect_ai.scorer import SampleScore, Score
+
+    from m3kit.benchmarks.videomme_v2.scorer import (
+        videomme_v2_avg_acc,
+        videomme_v2_incomplete_groups,
+    )
+
+    scores = [SampleScore(sample_id=s.id, score=Score(value=0, metadata=s.item.to_metadata()))
+              for s in _limited_run(tmp_path)]
+    assert videomme_v2_incomplete_groups()(scores) == 1
+    assert videomme_v2_avg_acc()(scores) == 50.0  # over 001's four questions only
+    assert videomme_v2_incomplete_groups()(scores[:4]) == 0

@@ -51,6 +51,8 @@ BENCHMARK = Benchmark(
     # N-back has one question type: its conditions (N, K; swaps; interference order) split it
     stratum="question_type+metadata.condition",
     headline_format=".2f",
+    # the report prints intervals as the quickstart's section does: one string per interval
+    interval_format=".1f",
     summary_intervals={"accuracy": "acc%", "intrusion_rate": "intr%"},
     data_files=Ref(f"{_HERE}.load:data_files"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),

@@ -36,6 +36,7 @@ from m3kit.schema.report import Table
 __all__ = [
     "EVIDENCE_NAMES",
     "SampleRow",
+    "accuracy_interval",
     "accuracy_tables",
     "chance_of",
     "cost_table",
@@ -170,11 +171,17 @@ def _units(rows: Sequence[SampleRow]) -> int:
     return len({r.unit for r in rows})
 
 
+def accuracy_interval(rows: Sequence[SampleRow]) -> Interval:
+    """The accuracy (percent) of ``rows`` with its interval over their own units: the one
+    computation of a cell of these tables and of the point M3Eval's Figures 10 and 11 draw for
+    the same answers (``m3kit.benchmarks.m3eval.report``)."""
+    return _bootstrap(rows, _accuracy_stats)["acc"]
+
+
 def _accuracy_cells(cell: list[SampleRow]) -> list[Any]:
     """n, units, accuracy with interval, chance."""
-    stats = _bootstrap(cell, _accuracy_stats)
-    return [len(cell), stats["acc"].n_units, interval_cell(stats["acc"]),
-            fmean(r.chance for r in cell)]
+    acc = accuracy_interval(cell)
+    return [len(cell), acc.n_units, interval_cell(acc), fmean(r.chance for r in cell)]
 
 
 def evidence_table(rows: Sequence[SampleRow]) -> Table:

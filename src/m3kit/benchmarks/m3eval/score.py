@@ -40,7 +40,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.benchmarks.m3eval.load import (
     load_m3eval,
@@ -80,6 +80,8 @@ __all__ = [
     "SampleResult",
     "aggregate",
     "cluster_of",
+    "excluded_cell",
+    "excluded_lines",
     "headline",
     "item_correct",
     "items_from_log",
@@ -248,9 +250,48 @@ def _nback(items: list[Scored]) -> dict[str, Any]:
     }
 
 
-def aggregate(scored: Sequence[Scored], *, n_excluded: int = 0) -> dict[str, Any]:
+def excluded_cell(labels: Mapping[str, Any]) -> str:
+    """Where in the card an excluded question would have counted, from its group labels
+    (``scorer.group_labels``), as the card's keys joined by `` · ``
+    (``divided_attention · no_swap · order_understanding``,
+    ``divided_attention · spatial_source_grounding``, ``memory_interference · proactive``,
+    ``interleaved · content_retention``, ``nback``); its labels where they name no cell."""
+    paradigm = labels.get("paradigm")
+    condition = labels.get("condition")
+    measure = measure_of(dict(labels), labels.get("question_type"))
+    dimension = labels.get("source_dimension")
+    if paradigm == "divided_attention":
+        if measure == "source_memory" and dimension in (None, "spatial"):
+            return "divided_attention · spatial_source_grounding"
+        column = _swap_column(condition)
+        if column is not None and measure in STORYLINE:
+            return f"divided_attention · {column} · {measure}"
+    elif paradigm == "interference" and condition in _DIRECTIONS:
+        return f"memory_interference · {condition}"
+    elif paradigm == "interleaved":
+        if measure == "source_memory" and dimension in (None, "narrative"):
+            return "interleaved · temporal_source_grounding"
+        if measure in _INTERLEAVED_MEASURES:
+            return f"interleaved · {measure}"
+    elif paradigm == "nback":
+        return "nback"
+    parts = [str(p) for p in (paradigm, condition, measure) if p]
+    return " · ".join(dict.fromkeys(parts)) or "?"
+
+
+def _by_cell(excluded: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
+    """Excluded question ids by the cell they would have counted in (``excluded_cell``)."""
+    cells: dict[str, list[str]] = {}
+    for qid, labels in excluded:
+        cells.setdefault(excluded_cell(labels), []).append(qid)
+    return {cell: sorted(ids) for cell, ids in sorted(cells.items())}
+
+
+def aggregate(scored: Sequence[Scored], *, n_excluded: int = 0,
+              excluded_by_cell: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
     """The M3Eval result dict from ``(question, scored answer)`` pairs (excluded samples are
-    not among them; ``n_excluded`` says how many there were)."""
+    not among them; ``n_excluded`` says how many there were, ``excluded_by_cell`` which, by
+    the table cell each would have counted in: those cells are means over the rest)."""
     by_paradigm: dict[str, list[Scored]] = {}
     for q, a in scored:
         by_paradigm.setdefault(str(_meta(q, "paradigm")), []).append((q, a))
@@ -264,6 +305,7 @@ def aggregate(scored: Sequence[Scored], *, n_excluded: int = 0) -> dict[str, Any
         "n_failed": sum(a.status == "failed" and a.reason != _MISSING for _, a in scored),
         "n_missing": sum(a.status == "failed" and a.reason == _MISSING for _, a in scored),
         "n_scored": len(scored),
+        "excluded_by_cell": dict(excluded_by_cell or {}),
     })
 
 
@@ -287,6 +329,8 @@ class M3EvalScores(PredictionsCard):
     n_failed: int
     n_missing: int
     n_scored: int
+    # the excluded question ids by the cell they would have counted in (``excluded_cell``)
+    excluded_by_cell: dict[str, list[str]] = Field(default_factory=dict)
 
 
 def score_predictions(
@@ -325,27 +369,29 @@ def score_outputs(
     ``excluded``: ids whose video could not be read (left out and counted); a prediction that is
     the authors' video-failure sentinel is excluded too.
     """
-    scored, n_excluded = _scored_outputs(questions, predictions, excluded)
-    return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
+    scored, left_out = _scored_outputs(questions, predictions, excluded)
+    return M3EvalScores.model_validate(aggregate(
+        scored, n_excluded=len(left_out),
+        excluded_by_cell=_by_cell((q.id, group_labels(q)) for q in left_out)))
 
 
 def _scored_outputs(questions: Sequence[Question], predictions: Mapping[str, str],
-                    excluded: Collection[str]) -> tuple[list[Scored], int]:
-    """The scored questions of raw outputs and how many were excluded (``score_outputs``)."""
+                    excluded: Collection[str]) -> tuple[list[Scored], list[Question]]:
+    """The scored questions of raw outputs and the excluded ones (``score_outputs``)."""
     skip = set(excluded)
     scored: list[Scored] = []
-    n_excluded = 0
+    left_out: list[Question] = []
     for q in questions:
         text = predictions.get(q.id)
         if q.id in skip or (text is not None and text.startswith(VIDEO_READ_FAILURE)):
-            n_excluded += 1
+            left_out.append(q)
             continue
         if text is None:
             answer = ScoredAnswer(id=q.id, status="failed", reason=_MISSING)
         else:
             answer = score_response(q, text)
         scored.append((q, answer))
-    return scored, n_excluded
+    return scored, left_out
 
 
 def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
@@ -353,14 +399,16 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
     task (``m3kit.report.logs.read_samples``). Samples inspect recorded as errored are failed
     (wrong); samples whose media could not be read are excluded."""
     scored: list[Scored] = []
-    n_excluded = 0
+    left_out: list[tuple[str, Mapping[str, Any]]] = []
     for result in sample_results(samples):
         if is_excluded(result.answer):
-            n_excluded += 1
+            left_out.append((result.question.id if result.question is not None
+                             else result.answer.id, result.answer.groups))
             continue
         if result.question is not None:
             scored.append((result.question, result.answer))
-    return M3EvalScores.model_validate(aggregate(scored, n_excluded=n_excluded))
+    return M3EvalScores.model_validate(aggregate(
+        scored, n_excluded=len(left_out), excluded_by_cell=_by_cell(left_out)))
 
 
 # -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
@@ -633,7 +681,18 @@ def score_text(card: M3EvalScores, predictions: Path) -> list[str]:
         lines.append(f"  {group:<28}{cells}")
     lines.append(f"invalid {card.n_invalid}, excluded {card.n_excluded}, "
                  f"missing {card.n_missing}, scored {card.n_scored}")
+    lines += excluded_lines(card.excluded_by_cell)
     return ["\n".join(lines)]
+
+
+def excluded_lines(excluded_by_cell: Mapping[str, Sequence[str]]) -> list[str]:
+    """Where excluded questions would have counted (none: no line): each such cell above is
+    a mean over its other questions."""
+    if not excluded_by_cell:
+        return []
+    lines = ["excluded (video unreadable), left out of these cells' rates:"]
+    lines += [f"  {cell}: {', '.join(ids)}" for cell, ids in excluded_by_cell.items()]
+    return lines
 
 
 def scoring_rules() -> dict[str, str]:

@@ -14,7 +14,9 @@ rules) and, where a judge ran, ``llm_judge``. Aggregation follows the paper (App
 - per type: the mean over that type's items; F1, BLEU-1 and LLM-J are not shown for fm and fj
   (the paper prints "–" there);
 - Avg: EM over all items; F1, BLEU-1, LLM-J over the items outside fm and fj;
-- Overall = 0.5 · LLM-J + (EM + F1 + BLEU-1) / 6, when a judge ran.
+- Overall = 0.5 · LLM-J + (EM + F1 + BLEU-1) / 6, when a judge ran;
+- a partial judge (some items of a type or of Avg judged, others not): LLM-J shown as ``k of n
+  judged``, Overall not computed, and a note says how many items lack a judge score.
 
 The aggregation itself is ``m3kit.benchmarks.m3exam.score.aggregate_scores``, the function
 ``m3kit score m3exam`` uses, so a report and an external-prediction score agree.
@@ -36,7 +38,13 @@ from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_CATEGORIES, LOCOMO_TYPES
-from m3kit.benchmarks.m3exam.score import ItemScore, aggregate_scores
+from m3kit.benchmarks.m3exam.score import (
+    ItemScore,
+    aggregate_scores,
+    is_partial,
+    judge_gap_note,
+    judged_count,
+)
 from m3kit.benchmarks.m3exam.scorer import M3ExamItem
 from m3kit.metrics.retrieval import hit_at_k, mean_defined, recall_at_k
 from m3kit.metrics.text_match import ItemKind, item_kind
@@ -83,7 +91,9 @@ class ItemRow(ItemScore):
 
 
 class SystemSummary(BaseModel):
-    """A system's per-type and total scores, and its mean costs."""
+    """A system's per-type and total scores, and its mean costs. A row whose LLM-J is partial
+    (some of its items judged, not all) has ``llm_judge`` None and ``llm_judge_partial``,
+    ``judge_count`` and ``judgeable_count`` instead (``score.aggregate_scores``)."""
 
     system: str
     per_type: dict[str, dict[str, float | int | None]]
@@ -190,6 +200,10 @@ def _kind(qtype: str, f1: float | None) -> ItemKind:
     return item_kind(qtype, [])
 
 
+# A partial judge's numbers (``score.aggregate_scores``): what a row carries instead of LLM-J.
+_PARTIAL = ("llm_judge_partial", "judge_count", "judgeable_count")
+
+
 def summarize(system: str, rows: Sequence[ItemRow], fj_rule: str | None = None,
               wall_seconds: float | None = None) -> SystemSummary:
     """Per-type and total scores, aggregated by ``m3kit.benchmarks.m3exam.score`` (the same
@@ -203,10 +217,13 @@ def summarize(system: str, rows: Sequence[ItemRow], fj_rule: str | None = None,
     cores). ``latency_seconds`` is that mean: one question's time from start to answer."""
     scores = aggregate_scores(rows)
     per_type = {t: {"count": v["count"], "em": v["em"], "f1": v.get("f1"),
-                    "bleu1": v.get("bleu1"), "llm_judge": v.get("llm_judge")}
+                    "bleu1": v.get("bleu1"), "llm_judge": v.get("llm_judge"),
+                    **{k: v[k] for k in _PARTIAL if k in v}}
                 for t, v in scores["per_type"].items()}
     total = {k: scores["total"].get(k) for k in ("count", "em", "f1", "bleu1", "llm_judge",
                                                  "overall")}
+    total.update({k: scores["total"][k] for k in _PARTIAL if k in scores["total"]
+                  and is_partial(scores["total"])})
     index: dict[str, float] = {}
     for r in rows:  # one build per memory key: every sample of the key reports the same build
         key = r.memory_key or r.id
@@ -253,6 +270,13 @@ _TITLES = {"m3exam": "M3Exam", "locomo": "LoCoMo"}
 _METRICS = (("EM", "em"), ("F1", "f1"), ("BLEU-1", "bleu1"), ("LLM-J", "llm_judge"))
 
 
+def _metric_cell(row: Mapping[str, Any], key: str) -> Any:
+    """A metric's cell: its value; for a partial judge's LLM-J, ``k of n judged``."""
+    if key == "llm_judge":
+        return judged_count(row) or row.get(key)
+    return row.get(key)
+
+
 def per_type_table(summaries: Sequence[SystemSummary], benchmark: str = "m3exam") -> Table:
     """The paper's Table 4 layout: one row per system and metric, one column per type (LoCoMo:
     per category), Avg; then Overall per system."""
@@ -260,13 +284,17 @@ def per_type_table(summaries: Sequence[SystemSummary], benchmark: str = "m3exam"
     rows: list[list[Any]] = []
     for summary in summaries:
         for label, key in _METRICS:
-            cells = [summary.per_type.get(t, {}).get(key) for t in types]
-            if key == "llm_judge" and all(c is None for c in cells) and summary.total[key] is None:
+            cells = [_metric_cell(summary.per_type.get(t, {}), key) for t in types]
+            total = _metric_cell(summary.total, key)
+            if key == "llm_judge" and all(c is None for c in cells) and total is None:
                 continue  # no judge ran for this system: no empty LLM-J row
-            rows.append([summary.system, label, *cells, summary.total[key]])
+            rows.append([summary.system, label, *cells, total])
         if summary.total["overall"] is not None:
             rows.append([summary.system, "Overall", *([None] * len(types)),
                          summary.total["overall"]])
+        elif is_partial(summary.total):
+            rows.append([summary.system, "Overall", *([None] * len(types)),
+                         "not computed: LLM-J partial"])
     if benchmark == "locomo":
         title = "LoCoMo: scores by category"
         caption = ("Avg.: every metric over all items. Adversarial items score 1 on EM, F1, "
@@ -282,6 +310,9 @@ def per_type_table(summaries: Sequence[SystemSummary], benchmark: str = "m3exam"
                    "rule exact: the whole normalised answer must be the gold letter, as the "
                    "paper scores it; letter: the option letter the answer states (m3kit's "
                    "addition, -T fj_letter=true).")
+    if any(is_partial(s.total) for s in summaries):
+        caption += (" A system with only some items judged shows LLM-J as judged counts "
+                    "(k of n judged), never as a mean over that subset, and no Overall.")
     return Table(
         title=title,
         columns=["System", "Metric", *[column_name(t) for t in types], "Avg."],
@@ -472,6 +503,10 @@ def _section(benchmark: str, runs: Sequence[LoggedRun], out_dir: Path) -> Report
     failed = {s.system: s.cost["failed"] for s in summaries if s.cost["failed"]}
     for system, count in failed.items():
         notes.append(f"{system}: {count} question(s) got no answer and count as 0.")
+    for summary in summaries:
+        gap = judge_gap_note(summary.total, "a judge scores them all (m3kit eval -T "
+                             "judge_model=..., or m3kit score m3exam --judge-model).")
+        notes += [f"{summary.system}: {gap}"] if gap else []
     if any(math.isnan(float(s.total["em"] or 0.0)) for s in summaries):
         notes.append("Some systems have no scored items.")
     return ReportSection(benchmark=benchmark, title=title, tables=tables,

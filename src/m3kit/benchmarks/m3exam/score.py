@@ -49,9 +49,12 @@ __all__ = [
     "aggregate_scores",
     "cluster_of",
     "headline",
+    "is_partial",
     "item_correct",
     "items_from_log",
     "items_from_predictions",
+    "judge_gap_note",
+    "judged_count",
     "load_data",
     "overall_score",
     "read_predictions",
@@ -179,16 +182,37 @@ def _rule_judged(items: Sequence[ItemScore], force: bool = False) -> list[ItemSc
     ]
 
 
+def _judge_entry(soft: Sequence[ItemScore], in_play: bool) -> dict[str, Any]:
+    """LLM-J of a row over ``soft``, the items it averages. Nothing while no judge is in play
+    (no item of the table has a judge score); their mean as ``llm_judge`` when every one of
+    them has a judge score; otherwise (a *partial* judge) ``llm_judge`` is ``None`` and the
+    mean over the judged items is ``llm_judge_partial``, with ``judge_count`` of
+    ``judgeable_count``: a mean over a subset the table does not name is never LLM-J."""
+    if not in_play:
+        return {}
+    judged = [i.llm_judge for i in soft if i.llm_judge is not None]
+    if len(judged) == len(soft):
+        return {"llm_judge": _mean(judged)}
+    return {"llm_judge": None, "llm_judge_partial": _mean(judged), "judge_count": len(judged),
+            "judgeable_count": len(soft)}
+
+
 def aggregate_scores(items: Sequence[ItemScore]) -> dict[str, Any]:
     """The per-type table and the TOTAL from item scores.
 
     Per type: ``count`` and ``em`` always; ``f1``/``bleu1``/``llm_judge`` for types whose
-    items carry them (not fm, not fj; an LLM-J mean only over items that have a judge score,
-    with ``judge_count`` saying how many). TOTAL: EM over all items; F1/BLEU-1/LLM-J over the
+    items carry them (not fm, not fj). TOTAL: EM over all items; F1/BLEU-1/LLM-J over the
     non-fm, non-fj items; ``overall`` when all four exist. Abstention items (LoCoMo category
     5) count their rule score as LLM-J when any item has a judge score.
+
+    LLM-J of a type (and of the TOTAL) is its items' mean only when every one of them has a
+    judge score. When some item of the table has one and others lack it (a partial judge),
+    the row's ``llm_judge`` and the TOTAL's ``overall`` are ``None``; ``llm_judge_partial``
+    (the judged items' mean), ``judge_count`` and ``judgeable_count`` say what there is
+    (``_judge_entry``), and the TOTAL's ``overall_missing`` says why Overall is missing.
     """
     items = _rule_judged(items)
+    in_play = any(i.llm_judge is not None for i in items)
     by_type: dict[str, list[ItemScore]] = defaultdict(list)
     for item in items:
         by_type[item.question_type].append(item)
@@ -200,27 +224,50 @@ def aggregate_scores(items: Sequence[ItemScore]) -> dict[str, Any]:
         if soft:
             row["f1"] = _mean([i.f1 for i in soft if i.f1 is not None])
             row["bleu1"] = _mean([i.bleu1 for i in soft if i.bleu1 is not None])
-            judged = [i.llm_judge for i in soft if i.llm_judge is not None]
-            if judged:
-                row["llm_judge"] = _mean(judged)
-                if len(judged) != len(soft):
-                    row["judge_count"] = len(judged)
+            row.update(_judge_entry(soft, in_play))
         per_type[qtype] = row
 
     soft = [i for i in items if i.in_total]
-    judged = [i.llm_judge for i in soft if i.llm_judge is not None]
     total: dict[str, Any] = {
         "count": len(items),
         "em": _mean([i.em for i in items]),
         "f1": _mean([i.f1 for i in soft if i.f1 is not None]),
         "bleu1": _mean([i.bleu1 for i in soft if i.bleu1 is not None]),
-        "llm_judge": _mean(judged),
+        "llm_judge": None,
+        **_judge_entry(soft, in_play),
     }
-    if len(judged) != len(soft):
-        total["judge_count"] = len(judged)
+    if not in_play and soft:
+        total["judge_count"] = 0  # no judge: none of the TOTAL's items judged (as always)
     parts = (total["em"], total["f1"], total["bleu1"], total["llm_judge"])
     total["overall"] = overall_score(*parts) if all(p is not None for p in parts) else None
+    if is_partial(total):
+        total["overall_missing"] = (f"LLM-J partial: {total['judge_count']} of "
+                                    f"{total['judgeable_count']} items judged")
     return {"per_type": per_type, "total": total}
+
+
+def is_partial(row: Mapping[str, Any]) -> bool:
+    """Whether a row's LLM-J is partial: some of its items have a judge score, not all."""
+    return "judgeable_count" in row
+
+
+def judge_gap_note(total: Mapping[str, Any], remedy: str) -> str | None:
+    """The warning for a partial judge (``None`` when LLM-J is whole or absent): how many
+    items lack a judge score, what is not shown for it, and ``remedy``, how to score them."""
+    if not is_partial(total):
+        return None
+    missing = total["judgeable_count"] - total["judge_count"]
+    return (f"LLM-J partial: {missing} of {total['judgeable_count']} items LLM-J applies to "
+            f"have no judge score, so LLM-J is shown as judged counts and Overall is not "
+            f"computed; {remedy}")
+
+
+def judged_count(row: Mapping[str, Any]) -> str | None:
+    """What a row's LLM-J cell shows for a partial judge, ``k of n judged`` (``None`` when
+    LLM-J is whole or absent: the cell shows its value)."""
+    if not is_partial(row):
+        return None
+    return f"{row['judge_count']} of {row['judgeable_count']} judged"
 
 
 class M3ExamScores(PredictionsCard):
@@ -399,6 +446,9 @@ def score_predictions(
                          progress=progress)
     notes = ([f"{card.n_missing} questions have no prediction: counted wrong"]
              if card.n_missing else [])
+    gap = judge_gap_note(card.total, "give --judge-model MODEL to score them (the given "
+                                     "scores are kept)")
+    notes += [gap] if gap else []
     return card.with_skips([*(card.skipped or ()), *bad], card.unmatched_ids, notes)
 
 
@@ -420,19 +470,25 @@ def score_text(card: M3ExamScores, predictions: Path) -> list[Table | str]:
                   columns=["type", "count", "EM", "F1", "BLEU-1", "LLM-J", "Overall"], rows=[])
     for qtype, row in card.per_type.items():
         table.rows.append([qtype, str(row["count"]), _cell(row["em"]), _cell(row.get("f1")),
-                           _cell(row.get("bleu1")), _cell(row.get("llm_judge")), ""])
+                           _cell(row.get("bleu1")),
+                           judged_count(row) or _cell(row.get("llm_judge")), ""])
     total = card.total
     table.rows.append(["TOTAL", str(total["count"]), _cell(total["em"]), _cell(total["f1"]),
-                       _cell(total["bleu1"]), _cell(total["llm_judge"]),
+                       _cell(total["bleu1"]), judged_count(total) or _cell(total["llm_judge"]),
                        _cell(total["overall"])])
+    blocks: list[Table | str] = [table]
+    if total.get("overall_missing"):
+        # stdout may go to a file: the reason travels with the table (the warning is on stderr)
+        blocks.append(f"Overall: not computed, {total['overall_missing']} (the judged items' "
+                      "mean is llm_judge_partial in --json; --judge-model scores the rest).")
     if not failures:
-        return [table]
+        return blocks
     lines = [f"LLM-J: {len(failures)} judged item(s) got no usable verdict and count 0:"]
     lines += [f"  {failure}" for failure in failures[:SHOW_JUDGE_FAILURES]]
     if len(failures) > SHOW_JUDGE_FAILURES:
         lines.append(f"  ... and {len(failures) - SHOW_JUDGE_FAILURES} more (--json: "
                      "judge_failures)")
-    return [table, "\n".join(lines)]
+    return [*blocks, "\n".join(lines)]
 
 
 def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[ItemScore], int]:
@@ -468,7 +524,7 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
     score`` print them), with the failed count and the mean cost of answered samples."""
     items, failed = _log_items(samples)
     table = aggregate_scores(items)
-    judged = table["total"].get("llm_judge") is not None
+    judged = table["total"].get("llm_judge") is not None or is_partial(table["total"])
     columns = ["type", "n", "EM", "F1", "BLEU-1", *(["LLM-J"] if judged else []), "failed",
                "tok in", "images"]
     tokens, images = mean_cost(samples)
@@ -477,7 +533,7 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
         cells = [name, str(row["count"]), *(number_cell(row.get(key), SCALE_DIGITS)
                                             for key in ("em", "f1", "bleu1"))]
         if judged:
-            cells.append(number_cell(row.get("llm_judge"), SCALE_DIGITS))
+            cells.append(judged_count(row) or number_cell(row.get("llm_judge"), SCALE_DIGITS))
         return [*cells, fails]
 
     rows = [[*line("all", table["total"], str(failed)), cost_cell(tokens), cost_cell(images)]]
@@ -559,17 +615,20 @@ def item_correct(item: M3ExamItem) -> bool:
 
 def headline(items: Sequence[M3ExamItem]) -> dict[str, float | None]:
     """The TOTAL row of per-item records on the 0-1 scale, equal to the score card's
-    (``aggregate_scores``): ``em``, ``f1``, ``bleu1``, ``llm_judge`` and ``overall``. One pass
-    over the items: the bootstrap calls it for every resample."""
+    (``aggregate_scores``): ``em``, ``f1``, ``bleu1``, ``llm_judge`` and ``overall``, the last
+    two ``None`` for a partial judge. One pass over the items: the bootstrap calls it for every
+    resample."""
     any_judge = any(i.llm_judge is not None for i in items)
     ems: list[float] = []
     f1s: list[float] = []
     bleus: list[float] = []
     judged: list[float] = []
+    n_soft = 0
     for item in items:
         ems.append(item.em)
         if not item.in_total:
             continue
+        n_soft += 1
         if item.f1 is not None:
             f1s.append(item.f1)
         if item.bleu1 is not None:
@@ -579,7 +638,10 @@ def headline(items: Sequence[M3ExamItem]) -> dict[str, float | None]:
             judge = item.em  # as ``_rule_judged``: the released rule is the verdict there
         if judge is not None:
             judged.append(judge)
-    em, f1, bleu1, llm_judge = _mean(ems), _mean(f1s), _mean(bleus), _mean(judged)
+    # as ``aggregate_scores``: LLM-J only when every item it averages has a judge score
+    whole = len(judged) == n_soft
+    em, f1, bleu1 = _mean(ems), _mean(f1s), _mean(bleus)
+    llm_judge = _mean(judged) if whole else None
     parts = (em, f1, bleu1, llm_judge)
     overall = (overall_score(em, f1, bleu1, llm_judge)  # type: ignore[arg-type]
                if all(p is not None for p in parts) else None)

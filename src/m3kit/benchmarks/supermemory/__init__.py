@@ -55,6 +55,8 @@ BENCHMARK = Benchmark(
     items_from_predictions=Ref(f"{_HERE}.score:items_from_predictions"),
     ci_unit="person",
     headline_format=".2f",
+    # the report prints intervals as the quickstart's section does: one string per interval
+    interval_format=".1f",
     summary_intervals={"ans_f1": "Ans-F1", "qa_acc": "Acc", "qa_mrr": "MRR"},
     data_files=Ref(f"{_HERE}.load:data_files"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),

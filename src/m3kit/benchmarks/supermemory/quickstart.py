@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from m3kit.benchmarks.intervals import item_intervals
+from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
 from m3kit.benchmarks.supermemory.score import SuperMemoryItem, cluster_of, headline, items_from_log
 from m3kit.metrics.bootstrap import (
     MIN_UNITS,
     Interval,
-    cluster_bootstrap,
     group_units,
     number_text,
     paired_cluster_bootstrap,
@@ -98,7 +99,9 @@ def _headline_table(items: Mapping[str, Sequence[SuperMemoryItem]]) -> Table:
     rows = []
     units = 0
     for label, its in items.items():
-        intervals = cluster_bootstrap(group_units(its, cluster_of), headline)
+        # the report's computation (its table of headline numbers, its figures): one
+        # number, one interval on the page
+        intervals = item_intervals(DECLARED, its).ci
         units = max([units, *(i.n_units for i in intervals.values())])
         rows.append([label, *(_cell(intervals[name]) for name, _ in _NUMBERS), len(its)])
     caption = (f"0-100; 95 % intervals over {units} persons (cluster bootstrap, 2000 "

@@ -16,8 +16,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from m3kit.benchmarks.supermemory.score import SuperMemoryScore, scores_from_log
+from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
+from m3kit.benchmarks.supermemory.score import (
+    ANSWERABLE_CORRECT,
+    UNANSWERABLE_ABSTAINED,
+    SuperMemoryScore,
+    figure_numbers,
+    scores_from_log,
+    skill_number,
+)
 from m3kit.benchmarks.supermemory.stats import dataset_stats, stats_tables
+from m3kit.metrics.bootstrap import Interval
 from m3kit.schema.evallog import BLIND_KEY, FRAMES_KEY, MEMORY_NAME_KEY, LoggedRun
 from m3kit.schema.report import NA, DeltaCell, ReportSection, Table
 
@@ -25,6 +34,9 @@ __all__ = [
     "ANSWERABILITY_FIGURE",
     "SKILL_FIGURE",
     "answerability_figure",
+    "draw_answerability_figure",
+    "draw_skill_figure",
+    "figure_interval_table",
     "framework_of",
     "sections",
     "skill_figure",
@@ -55,26 +67,54 @@ def system_label(run: LoggedRun) -> str:
 
 
 class _System:
-    def __init__(self, model: str, framework: str, score: SuperMemoryScore) -> None:
+    """A model through a framework: its score, the questions it excluded, and (logged runs)
+    the intervals of the numbers the figures draw (``score.figure_numbers``; none for a score
+    file)."""
+
+    def __init__(self, model: str, framework: str, score: SuperMemoryScore,
+                 excluded: Sequence[str] = (),
+                 intervals: Mapping[str, Interval] | None = None) -> None:
         self.model, self.framework, self.score = model, framework, score
+        self.excluded = list(excluded)  # ids of the questions excluded (media unreadable)
+        self.intervals = dict(intervals or {})
 
     @property
     def name(self) -> str:
         return f"{self.model} · {self.framework}"
 
+    def bounds(self, name: str) -> tuple[float, float] | None:
+        """The interval of the figures' number ``name`` (``None`` without one)."""
+        found = self.intervals.get(name)
+        if found is None or found.lo is None or found.hi is None:
+            return None
+        return found.lo, found.hi
+
 
 SCORE_FILE = "score file"
+SHOW_EXCLUDED = 10  # excluded question ids named in a note
+
+
+def _natural_id(qid: str) -> tuple[int, str]:
+    return (int(qid), "") if qid.isdigit() else (1 << 62, qid)
 
 
 def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
              ) -> list[_System]:
     """Each model and framework of the runs (their samples pooled), then each score file
     (``m3kit score supermemory --json``; its stem names the model)."""
-    pooled: dict[tuple[str, str], list[Any]] = {}
+    from m3kit.benchmarks.intervals import run_intervals
+
+    pooled: dict[tuple[str, str], list[LoggedRun]] = {}
     for run in runs:
-        pooled.setdefault((run.model, framework_of(run)), []).extend(run.samples)
-    systems = [_System(model, framework, scores_from_log(samples))
-               for (model, framework), samples in pooled.items()]
+        pooled.setdefault((run.model, framework_of(run)), []).append(run)
+    systems = []
+    for (model, framework), its in pooled.items():
+        samples = [s for run in its for s in run.samples]
+        systems.append(_System(
+            model, framework, scores_from_log(samples),
+            sorted((s.question.id for s in samples if s.excluded and s.question is not None),
+                   key=_natural_id),
+            run_intervals(DECLARED, its, statistic=figure_numbers).ci))
     for stem, data in (cards or {}).items():
         systems.append(_System(stem, SCORE_FILE, SuperMemoryScore.model_validate(data)))
     return systems
@@ -189,23 +229,53 @@ def breakdown_table(systems: Sequence[_System]) -> Table:
                  rows=rows, header_groups=[("", 1), ("Answerable", 6), ("Unanswerable", 4)])
 
 
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: never a display, whatever the user's default backend
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    _pyplot().close(fig)
+
+
 def skill_figure(systems: Sequence[_System], path: Path) -> Path | None:
-    """Fig. 7/9: QA accuracy by skill, one bar per system; None without skills."""
+    """Fig. 7/9 (``draw_skill_figure``) written to ``path``, its numbers beside it; None
+    without skills."""
+    fig = draw_skill_figure(systems)
+    if fig is None:
+        return None
+    _save(fig, path)
+    skills = list(dict.fromkeys(k for s in systems for k in s.score.by_skill))
+    _write_numbers(path, {s.name: {k: s.score.by_skill[k].qa_acc for k in skills
+                                   if k in s.score.by_skill} for s in systems})
+    return path
+
+
+def draw_skill_figure(systems: Sequence[_System]) -> Any:
+    """Fig. 7/9: QA accuracy by skill, one bar per system with its 95 % interval as an error
+    bar (logged systems: ``figure_interval_table``'s); None without skills. The caller closes
+    the figure."""
     skills = list(dict.fromkeys(k for s in systems for k in s.score.by_skill))
     if not skills:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    plt = _pyplot()
 
     width = 0.8 / max(len(systems), 1)
     x = np.arange(len(skills))
     fig, ax = plt.subplots(figsize=(max(7, 1.4 * len(skills)), 4.5))
     for n, s in enumerate(systems):
         values = [s.score.by_skill[k].qa_acc if k in s.score.by_skill else 0.0 for k in skills]
-        ax.bar(x + n * width - 0.4 + width / 2, values, width, label=s.name)
+        xs = x + n * width - 0.4 + width / 2
+        ax.bar(xs, values, width, label=s.name)
+        _error_bars(ax, xs, values, [s.bounds(skill_number(k)) for k in skills])
     ax.set_xticks(x)
     ax.set_xticklabels([k.replace("_", "\n") for k in skills], fontsize=8)
     ax.set_ylim(0, 100)
@@ -213,12 +283,29 @@ def skill_figure(systems: Sequence[_System], path: Path) -> Path | None:
     ax.set_title("SuperMemory-VQA: accuracy by skill")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    _write_numbers(path, {s.name: {k: s.score.by_skill[k].qa_acc for k in skills
-                                   if k in s.score.by_skill} for s in systems})
-    return path
+    return fig
+
+
+def _error_bars(ax: Any, xs: Any, values: Sequence[float],
+                bounds: Sequence[tuple[float, float] | None], *,
+                horizontal: bool = False) -> None:
+    """Each value's 95 % interval (``bounds``, ``None`` where there is none) as an error bar
+    at ``xs`` (bar positions; ``horizontal``: of horizontal bars)."""
+    import numpy as np
+
+    if not any(b is not None for b in bounds):
+        return
+    value = np.asarray(values, dtype=float)
+    lo = np.array([np.nan if b is None else b[0] for b in bounds])
+    hi = np.array([np.nan if b is None else b[1] for b in bounds])
+    # an interval around its value: below it by value - lo, above by hi - value
+    spread = np.vstack([value - lo, hi - value])
+    if horizontal:
+        ax.errorbar(value, xs, xerr=spread, fmt="none", ecolor="black", elinewidth=1,
+                    capsize=3)
+    else:
+        ax.errorbar(xs, value, yerr=spread, fmt="none", ecolor="black", elinewidth=1,
+                    capsize=3)
 
 
 def _write_numbers(figure: Path, numbers: Mapping[str, Any]) -> None:
@@ -227,15 +314,26 @@ def _write_numbers(figure: Path, numbers: Mapping[str, Any]) -> None:
 
 
 def answerability_figure(systems: Sequence[_System], path: Path) -> Path | None:
+    """Fig. 8 (``draw_answerability_figure``) written to ``path``, its numbers beside it;
+    None without systems."""
+    fig = draw_answerability_figure(systems)
+    if fig is None:
+        return None
+    _save(fig, path)
+    _write_numbers(path, {s.name: {"answerable": s.score.answerable.model_dump(),
+                                   "unanswerable": s.score.unanswerable.model_dump()}
+                          for s in systems})
+    return path
+
+
+def draw_answerability_figure(systems: Sequence[_System]) -> Any:
     """Fig. 8: for each system, a stacked bar of answerable questions (correct, vague, wrong,
-    abstained, invalid) and one of unanswerable ones (abstained, answered, invalid)."""
+    abstained, invalid) and one of unanswerable ones (abstained, answered, invalid), the first
+    segment of each with its 95 % interval as an error bar (logged systems); None without
+    systems. The caller closes the figure."""
     if not systems:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     parts = [("answerable", "correct", "#2e7d32"), ("answerable", "vague", "#9ccc65"),
              ("answerable", "wrong", "#c62828"), ("answerable", "abstained", "#ffa000"),
              ("answerable", "invalid", "#757575"),
@@ -252,26 +350,53 @@ def answerability_figure(systems: Sequence[_System], path: Path) -> Path | None:
                 values.append(value or 0.0)
         ax.barh(labels, values, left=left, color=colour, label=f"{kind}: {part}")
         left = [a + b for a, b in zip(left, values, strict=True)]
+    # the first segment of each bar (the right outcome: correct, abstained) starts at 0, so
+    # its interval sits at its end
+    firsts: list[tuple[float, tuple[float, float] | None]] = []
+    for s in systems:
+        firsts += [(s.score.answerable.correct or 0.0, s.bounds(ANSWERABLE_CORRECT)),
+                   (s.score.unanswerable.abstained or 0.0, s.bounds(UNANSWERABLE_ABSTAINED))]
+    _error_bars(ax, range(len(labels)), [v for v, _ in firsts], [b for _, b in firsts],
+                horizontal=True)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of questions")
     ax.invert_yaxis()
     ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    _write_numbers(path, {s.name: {"answerable": s.score.answerable.model_dump(),
-                                   "unanswerable": s.score.unanswerable.model_dump()}
-                          for s in systems})
-    return path
+    return fig
 
 
-def _interval_tables(runs: Sequence[LoggedRun]) -> list[Table]:
+def _interval_tables(runs: Sequence[LoggedRun], systems: Sequence[_System]) -> list[Table]:
     from m3kit.benchmarks.intervals import interval_table
-    from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
 
     table = interval_table(DECLARED, runs, system_label)
-    return [table] if table is not None else []
+    figures = figure_interval_table(systems)
+    return [t for t in (table, figures) if t is not None]
+
+
+def figure_interval_table(systems: Sequence[_System]) -> Table | None:
+    """The numbers the figures draw error bars for (``score.figure_numbers``), one column per
+    logged system, as ``value [lo, hi] (n units)``: the intervals of the error bars."""
+    from m3kit.metrics.bootstrap import few_units_note
+
+    logged = [s for s in systems if s.intervals]
+    if not logged:
+        return None
+    names = list(dict.fromkeys(name for s in logged for name in s.intervals))
+    # the skills in the figure's order, then the answerability segments
+    skills = list(dict.fromkeys(k for s in logged for k in s.score.by_skill))
+    order = [skill_number(k) for k in skills] + [ANSWERABLE_CORRECT, UNANSWERABLE_ABSTAINED]
+    names = [n for n in order if n in names] + [n for n in names if n not in order]
+    rows = [[name, *(s.intervals[name].text(DECLARED.interval_spec, units=True)
+                     if name in s.intervals and s.intervals[name].value is not None else NA
+                     for s in logged)] for name in names]
+    few = any(i.few_units for s in logged for i in s.intervals.values() if i.value is not None)
+    caption = ("0-100: accuracy by skill (the skill figure) and the first segment of each "
+               "answerability bar (correct / abstained), with the 95 % intervals the figures "
+               "draw as error bars; persons resampled, 2000 resamples, seed 0"
+               + (f". {few_units_note()}" if few else "") + ".")
+    return Table(title="SuperMemory-VQA figures' numbers with intervals",
+                 columns=["number", *(s.name for s in logged)], rows=rows, caption=caption)
 
 
 def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
@@ -286,7 +411,7 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
     blind = blind_table(systems)
     tables += [blind] if blind is not None else []
     tables += [group_table(systems), vague_table(systems), breakdown_table(systems),
-               *_interval_tables(logged)]
+               *_interval_tables(logged, systems)]
     questions = {s.question.id: s.question for run in logged for s in run.samples
                  if s.question is not None}
     if questions:
@@ -296,9 +421,16 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
                if f is not None]
     notes = [("Invalid replies and questions without an answer are wrong on every metric "
              "(docs/metrics.md, \"SuperMemory-VQA\"). Intervals resample persons.")]
+    if figures and any(s.intervals for s in systems):
+        notes.append("Error bars: the 95 % intervals of \"SuperMemory-VQA figures' numbers "
+                     "with intervals\" (on the answerability bars, of their first segment); "
+                     "a score file has none.")
     for s in systems:
         if s.score.n_excluded:
-            notes.append(f"{s.name}: {s.score.n_excluded} question(s) excluded, their media "
-                         "unreadable.")
+            ids = ", ".join(s.excluded[:SHOW_EXCLUDED]) + (
+                " ..." if len(s.excluded) > SHOW_EXCLUDED else "")
+            notes.append(f"{s.name}: {s.score.n_excluded} of {s.score.n + s.score.n_excluded} "
+                         "question(s) excluded, their media unreadable, and left out of every "
+                         f"number (n is the rest){': ' + ids if ids else ''}.")
     return [ReportSection(benchmark=BENCHMARK, title="SuperMemory-VQA", tables=tables,
                           figures=figures, notes=notes)]

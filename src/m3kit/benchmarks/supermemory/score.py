@@ -59,7 +59,9 @@ from m3kit.schema.io import read_predictions_lenient
 from m3kit.schema.report import Table, cost_cell, number_cell
 
 __all__ = [
+    "ANSWERABLE_CORRECT",
     "DEFAULT_VAGUE_WEIGHT",
+    "UNANSWERABLE_ABSTAINED",
     "AnswerableBreakdown",
     "GroupAccuracy",
     "PredictionRow",
@@ -69,6 +71,7 @@ __all__ = [
     "UnanswerableBreakdown",
     "aggregate",
     "cluster_of",
+    "figure_numbers",
     "headline",
     "item_correct",
     "item_of",
@@ -80,6 +83,7 @@ __all__ = [
     "score_text",
     "scores_from_log",
     "scoring_rules",
+    "skill_number",
     "summary_rows",
 ]
 
@@ -496,10 +500,29 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
     rows = [["all", str(card.n), number_cell(card.ans_f1), number_cell(card.qa_acc),
              number_cell(card.qa_mrr), str(card.n_invalid), str(card.n_failed),
              str(card.n_excluded), cost_cell(tokens), cost_cell(images)]]
-    # words, not identifiers: a narrow first column then wraps between words, never mid-word
-    rows += [[skill.replace("_", " "), str(s.n), "", number_cell(s.qa_acc),
-              number_cell(s.qa_mrr), "", "", "", "", ""] for skill, s in card.by_skill.items()]
+    # each skill's excluded samples beside its n, so a skill's accuracy over fewer questions
+    # (or a skill with every question excluded) is never shown as the whole skill
+    excluded = excluded_by_skill(samples)
+    order = {s: n for n, s in enumerate(SKILLS)}
+    skills = sorted({*card.by_skill, *excluded}, key=lambda k: (order.get(k, 99), k))
+    for skill in skills:
+        scored = card.by_skill.get(skill)
+        # words, not identifiers: a narrow first column then wraps between words, not mid-word
+        rows.append([skill.replace("_", " "), str(scored.n if scored else 0), "",
+                     number_cell(scored.qa_acc if scored else None),
+                     number_cell(scored.qa_mrr if scored else None), "", "",
+                     str(excluded[skill]) if skill in excluded else "", "", ""])
     return columns, rows
+
+
+def excluded_by_skill(samples: Sequence[LoggedSample]) -> dict[str, int]:
+    """How many of a run's samples were excluded (media unreadable), by skill."""
+    counts: dict[str, int] = defaultdict(int)
+    for sample in samples:
+        if sample.excluded and sample.question is not None:
+            meta = sample.question.metadata
+            counts[str(meta.get("skill") or sample.question.question_type or "")] += 1
+    return dict(counts)
 
 
 # -- printing, intervals, the card -------------------------------------------------------------
@@ -558,6 +581,33 @@ def headline(items: Sequence[SuperMemoryItem]) -> dict[str, float | None]:
     n = len(items)
     f1 = 100.0 * 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
     return {"ans_f1": f1, "qa_acc": 100.0 * correct / n, "qa_mrr": 100.0 * rr / n}
+
+
+def skill_number(skill: str) -> str:
+    """The name of a skill's accuracy among ``figure_numbers`` (``Acc · <skill>``)."""
+    return f"Acc · {skill}"
+
+
+ANSWERABLE_CORRECT = "answerable: correct"
+UNANSWERABLE_ABSTAINED = "unanswerable: abstained"
+
+
+def figure_numbers(items: Sequence[SuperMemoryItem]) -> dict[str, float | None]:
+    """The numbers the report's figures draw error bars for (0-100), each equal to the score
+    card's: each skill's accuracy (Fig. 7/9, ``skill_number``), the share of answerable
+    questions answered with the gold (``ANSWERABLE_CORRECT``) and of unanswerable ones
+    abstained on (``UNANSWERABLE_ABSTAINED``), the first segments of Fig. 8's bars."""
+    skills: dict[str, list[SuperMemoryItem]] = defaultdict(list)
+    for item in items:
+        skills[item.skill].append(item)
+    answerable = [i for i in items if i.answerable]
+    unanswerable = [i for i in items if not i.answerable]
+    out = {skill_number(skill): _acc(group) for skill, group in skills.items()}
+    out[ANSWERABLE_CORRECT] = _percent(sum(i.answer_type == "correct" for i in answerable),
+                                       len(answerable))
+    out[UNANSWERABLE_ABSTAINED] = _percent(sum(i.answer_type == ABSTAIN for i in unanswerable),
+                                           len(unanswerable))
+    return out
 
 
 def cluster_of(item: SuperMemoryItem) -> str:

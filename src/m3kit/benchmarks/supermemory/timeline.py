@@ -11,14 +11,13 @@ frames in ``m3kit.harness.frames.select_frames``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from m3kit.benchmarks.supermemory.load import Session, read_transcript
 from m3kit.errors import M3kitError
 from m3kit.memory.base import MemoryEvent, causal_cut
-from m3kit.memory.events import frame_events, merge_events, transcript_events
+from m3kit.memory.events import frame_events, merge_events, transcript_events, wall_clock
 from m3kit.perception.base import TranscriptSegment
 from m3kit.schema import SkippedRecord
 
@@ -39,12 +38,6 @@ __all__ = [
 # (days of 30 fps video cannot be ingested whole). EgoButler captions 30 s windows at 1 fps
 # (seed 003 §4.2); ``-T memory_fps`` changes it.
 DEFAULT_MEMORY_FPS = 0.1
-
-
-def wall_clock(unix: float) -> str:
-    """``YYYY-MM-DD HH:MM:SS`` (UTC) of a unix time: how an event or the question's moment is
-    named in a prompt."""
-    return datetime.fromtimestamp(unix, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _dated(events: list[MemoryEvent], session: Session) -> list[MemoryEvent]:

@@ -20,7 +20,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from m3kit.benchmarks.videomme_v2.score import VideoMMEv2Score, scores_from_log
+from m3kit.benchmarks.videomme_v2.score import (
+    VideoMMEv2Score,
+    incomplete_note,
+    scores_from_log,
+)
 from m3kit.schema.evallog import (
     BLIND_KEY,
     FRAMES_KEY,
@@ -154,7 +158,12 @@ def leaderboard_table(runs: Sequence[Run]) -> Table:
         for _, key in LEADERBOARD_METRICS:
             row += [_value(with_sub, key), _value(without, key)]
         body.append(row)
-    return Table(title="Video-MME-v2 leaderboard (0-100)", columns=columns, rows=body)
+    cut = [run for run in runs if run.incomplete or run.score.n_excluded_groups]
+    caption = ("Each run's scores are over its complete, readable groups only; the runs with "
+               "groups left out name them under the tables (details: groups, incomplete "
+               "groups, excluded groups)." if cut else "")
+    return Table(title="Video-MME-v2 leaderboard (0-100)", columns=columns, rows=body,
+                 caption=caption)
 
 
 def details_table(runs: Sequence[Run]) -> Table:
@@ -243,9 +252,9 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
         return []
     figure = radar(runs, Path(out_dir) / RADAR_FIGURE)
     notes = [BUG_NOTE]
-    if any(r.incomplete for r in runs):
-        notes.append("Groups with fewer than four answered questions in a log (a --limit run) "
-                     "are left out of its group scores.")
+    for run in runs:
+        cut = incomplete_note(run.score, run.name)
+        notes += [f"{cut}."] if cut else []
     for run in runs:
         if run.score.excluded_groups:
             notes.append(f"{run.name}: {run.score.n_excluded_groups} group(s) excluded, their "

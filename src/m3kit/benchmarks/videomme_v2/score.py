@@ -68,6 +68,7 @@ __all__ = [
     "group_fields",
     "groups_from_questions",
     "headline",
+    "incomplete_note",
     "item_correct",
     "items_from_log",
     "items_from_predictions",
@@ -149,8 +150,10 @@ class VideoMMEv2Score(PredictionsCard):
     position_accuracy: dict[str, list[float | None]] = Field(default_factory=dict)
     relevance_accuracy_mean: float | None = None
     relevance_accuracy_variance: float | None = None
-    # groups left out because not all four of their questions were run (a ``--limit`` run)
+    # groups left out because not all four of their questions were run (a ``--limit`` run),
+    # and how many answered questions they hold (out of ``avg_acc`` too)
     incomplete_groups: list[str] = Field(default_factory=list)
+    n_incomplete_questions: int = 0
 
     def leaderboard(self) -> dict[str, Any]:
         """Exactly the leaderboard keys."""
@@ -376,7 +379,29 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> VideoMMEv2Score:
     questions, outcomes = _logged_outcomes(samples)
     groups, incomplete = groups_from_questions(questions)
     score = aggregate(score_groups(groups, outcomes), outcomes.values())
-    return score.model_copy(update={"incomplete_groups": incomplete})
+    cut = set(incomplete)
+    return score.model_copy(update={
+        "incomplete_groups": incomplete,
+        "n_incomplete_questions": sum(q.group is not None and q.group.id in cut
+                                      for q in questions)})
+
+
+def incomplete_note(score: VideoMMEv2Score, name: str) -> str | None:
+    """What a run's numbers leave out because its groups were cut (a ``--limit`` run): how
+    many groups were scored of how many were run, and which were not (``None`` when every
+    run group is complete)."""
+    cut = score.incomplete_groups
+    if not cut:
+        return None
+    shown = ", ".join(cut[:SHOW_GROUPS]) + (" ..." if len(cut) > SHOW_GROUPS else "")
+    run = score.n_groups + len(cut) + score.n_excluded_groups
+    return (f"{name}: {score.n_groups} of {run} groups scored; "
+            f"{len(cut)} incomplete (fewer than four of their questions run, a --limit run) "
+            f"left out of every number, Avg Acc included, with their "
+            f"{score.n_incomplete_questions} answered question(s): {shown}")
+
+
+SHOW_GROUPS = 10  # incomplete groups named in a note; the JSON's incomplete_groups has all
 
 
 def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:

@@ -37,6 +37,7 @@ __all__ = [
     "videomme_v2_avg_acc",
     "videomme_v2_excluded_groups",
     "videomme_v2_failed_extraction",
+    "videomme_v2_incomplete_groups",
     "videomme_v2_nonlin_score",
 ]
 
@@ -106,6 +107,17 @@ def videomme_v2_excluded_groups() -> Metric:
 
 
 @metric
+def videomme_v2_incomplete_groups() -> Metric:
+    """Groups left out of every score because not all four of their questions were run (a
+    ``--limit`` run): the scores above are over the complete groups only."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return len(groups_from_questions(_outcomes(scores)[0])[1])
+
+    return compute
+
+
+@metric
 def videomme_v2_failed_extraction() -> Metric:
     """Replies from which no option letter could be extracted (scored wrong)."""
 
@@ -116,7 +128,8 @@ def videomme_v2_failed_extraction() -> Metric:
 
 
 @scorer(metrics=[videomme_v2_nonlin_score(), videomme_v2_avg_acc(),
-                 videomme_v2_failed_extraction(), videomme_v2_excluded_groups()])
+                 videomme_v2_failed_extraction(), videomme_v2_excluded_groups(),
+                 videomme_v2_incomplete_groups()])
 def videomme_v2_answer() -> Scorer:
     """The official extraction (``m3kit.metrics.extraction``); a failed sample or a failed
     extraction is wrong, except that unreadable media exclude the sample's group."""
