@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks.m3eval.score import sample_results
-from m3kit.harness.endpoint import is_refusal
+from m3kit.harness.endpoint import endpoint_refuses, is_refusal, refused_url
 from m3kit.harness.progress import RunProgress
 from m3kit.report.logs import read_samples
 from m3kit.schema import write_jsonl
@@ -75,9 +75,11 @@ def _env(tmp_path: Path, port: int) -> dict[str, str]:
 
 
 def _eval_args(suite: Path, log_dir: Path) -> list[str]:
+    # the response cache off: a finished sample that a resume ran again would reach the server
     return [sys.executable, "-m", "m3kit", "eval", "synth_interference",
             "--model", "openai-api/deadsrv/scripted", "-T", f"suite={suite}", "-T", "frames=0",
-            "--log-dir", str(log_dir), "--max-connections", "1", "--max-retries", "1"]
+            "--log-dir", str(log_dir), "--max-connections", "1", "--max-retries", "1",
+            "--no-cache"]
 
 
 def test_dead_server_stops_the_run_and_resume_finishes_it(
@@ -127,12 +129,20 @@ def test_dead_server_stops_the_run_and_resume_finishes_it(
     assert all(r.answer.status == "correct" for r in results)
 
 
-def test_sigterm_stops_the_run_and_removes_its_lock(tmp_path, scripted, make_q, probe_video):
+# What a shell does to ``m3kit eval ... &`` in a script: SIGINT ignored, then the command run.
+IGNORING_SIGINT = ["bash", "-c", 'trap "" INT; exec "$@"', "bash"]
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+def test_sigterm_stops_the_run_and_removes_its_lock(tmp_path, scripted, make_q, probe_video,
+                                                    background):
+    """``background``: started as a shell starts ``m3kit eval ... &``, with SIGINT ignored."""
     server = scripted(block_after=1)
     suite = tmp_path / "suite"
     write_jsonl(suite / "questions.jsonl", [make_q(i, probe_video) for i in range(3)])
     log_dir = tmp_path / "logs"
-    run = subprocess.Popen(_eval_args(suite, log_dir), env=_env(tmp_path, server.port),
+    command = [*(IGNORING_SIGINT if background else []), *_eval_args(suite, log_dir)]
+    run = subprocess.Popen(command, env=_env(tmp_path, server.port),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert server.answered.wait(120)  # the second request is held: the run is mid-way
@@ -169,6 +179,17 @@ def test_refusals_are_told_from_other_failures():
     reply = httpx.Response(500, request=request)
     assert not is_refusal(openai.InternalServerError("boom", response=reply, body=None))
     assert not is_refusal(ValueError("bad frame"))
+    # the server probed is the one the failed request went to (a reranker's, a captioner's)
+    assert refused_url(refused) == "http://127.0.0.1:9/v1/chat/completions"
+    assert refused_url(ConnectionResetError(104, "reset")) is None
+
+
+def test_a_dead_port_refuses_and_a_live_server_answers(scripted):
+    server = scripted()
+    assert not endpoint_refuses(server.base_url + "/chat/completions", 3, 0.01, 5.0)  # a 405/404
+    port = server.port
+    server.stop()
+    assert endpoint_refuses(f"http://127.0.0.1:{port}/v1/models", 3, 0.01, 5.0)
 
 
 def test_progress_lines_count_and_bracket_the_run():

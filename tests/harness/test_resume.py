@@ -43,7 +43,7 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     script.write_text(textwrap.dedent(f"""
         from m3kit.benchmarks import run_eval
         run_eval("synth_interference", {model!r}, task_args={args!r},
-                 log_dir={str(log_dir)!r}, max_connections=1)
+                 log_dir={str(log_dir)!r}, max_connections=1, cache=False)
     """))
 
     # first run: three samples answered, the fourth request held by the server, then SIGKILL
@@ -64,8 +64,9 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     # resume: only the five unfinished samples reach the model, each once
     server.block_after = None  # the killed run's held request stays held and unrecorded
     seen = len(server.records)
+    # the response cache off on both runs: a finished sample run again would reach the server
     log = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
-                   max_connections=1, resume=True)
+                   max_connections=1, resume=True, cache=False)
     resumed = [r.key for r in server.records[seen:]]
     assert sorted(resumed) == [f"q{i}" for i in range(DONE_BEFORE_KILL, N)]
     assert log.status == "success"
@@ -75,6 +76,6 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
 
     # resuming a finished run does nothing
     again = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
-                     max_connections=1, resume=True)
+                     max_connections=1, resume=True, cache=False)
     assert again.location == log.location  # a path, as the run that wrote it gave
     assert len(server.records) == seen + len(resumed)

@@ -31,3 +31,17 @@ def test_group_rows_stay_indented_and_code_spans_render(tmp_path: Path) -> None:
     assert "| m3kit/builtin |  |  |" in markdown
     assert "| &nbsp;&nbsp;proactive | 4 | 75.0 [25.0, 100.0] |" in markdown
     assert "resting on `units` source pairs" in markdown  # Markdown renders it itself
+
+
+def test_the_terminal_shows_code_spans_without_backticks() -> None:
+    from rich.console import Console
+
+    from m3kit.benchmarks.m3eval.answer_tables import evidence_table
+    from m3kit.cli.quickstart import _rich_table
+    from m3kit.schema.report import plain_text
+
+    assert plain_text("on `units` pairs, `n` questions") == "on units pairs, n questions"
+    console = Console(width=200, record=True)
+    console.print(_rich_table(evidence_table([])))
+    shown = console.export_text()
+    assert "resting on units source pairs" in shown and "`" not in shown

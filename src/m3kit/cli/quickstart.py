@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table as RichTable
 
 from m3kit.quickstart import DEFAULT_FRAMES
-from m3kit.schema.report import Table, cell_text
+from m3kit.schema.report import Table, cell_text, plain_text
 
 
 def quickstart(
@@ -54,7 +54,7 @@ def quickstart(
         for table in section.tables:
             console.print(_rich_table(table))
         for note in section.notes:
-            console.print(textwrap.fill(note, width=min(console.width, 80),
+            console.print(textwrap.fill(plain_text(note), width=min(console.width, 80),
                                         subsequent_indent="  "), markup=False, highlight=False)
     console.print(f"report: {result.report}", markup=False, highlight=False)
     console.print(f"html report (tables and figures): {result.html}", markup=False,
@@ -63,7 +63,8 @@ def quickstart(
 
 def _rich_table(table: Table) -> RichTable:
     """``table`` for the terminal: the caption under it, numbers right-aligned."""
-    out = RichTable(title=table.title, caption=table.caption or None, caption_justify="left")
+    out = RichTable(title=table.title, caption=plain_text(table.caption) or None,
+                    caption_justify="left")
     for i, column in enumerate(table.columns):
         out.add_column(column, justify="left" if i == 0 else "right")
     for row in table.rows:

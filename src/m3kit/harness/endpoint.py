@@ -22,7 +22,7 @@ from m3kit.errors import M3kitError
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["EndpointDownError", "endpoint_refuses", "is_refusal", "model_endpoint"]
+__all__ = ["EndpointDownError", "endpoint_refuses", "is_refusal", "model_endpoint", "refused_url"]
 
 
 class EndpointDownError(M3kitError):
@@ -78,15 +78,32 @@ def is_refusal(exc: BaseException) -> bool:
     return False
 
 
-def endpoint_refuses(endpoint: str, probes: int, interval_s: float, timeout_s: float) -> bool:
-    """Whether ``probes`` GET requests to ``<endpoint>/models``, ``interval_s`` apart, are all
-    refused or reset. Any HTTP reply (even 401 or 404) or a timeout means something is there.
-    No credential is sent: whether a server answers is all that is asked."""
+def refused_url(exc: BaseException) -> str | None:
+    """The URL of the request whose connection failed in ``exc`` (the SDKs' and httpx's errors
+    carry it), ``None`` when no exception in the chain names one."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        try:
+            request = getattr(current, "request", None)
+        except RuntimeError:  # httpx: "The .request property has not been set"
+            request = None
+        url = getattr(request, "url", None)
+        if url is not None and str(url).startswith(("http://", "https://")):
+            return str(url)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def endpoint_refuses(url: str, probes: int, interval_s: float, timeout_s: float) -> bool:
+    """Whether ``probes`` GET requests to ``url``, ``interval_s`` apart, are all refused or
+    reset. Any HTTP reply (even 401, 404 or 405) or a timeout means something is there. No
+    credential is sent: whether a server answers is all that is asked."""
     import time
 
     import httpx
 
-    url = endpoint.rstrip("/") + "/models"
     for probe in range(probes):
         if probe:
             time.sleep(interval_s)

@@ -5,7 +5,7 @@ terminal), and a run that retries a slow or failing server could print nothing f
 ``RunProgress`` counts the samples the solvers finish and writes one line when the run starts,
 then every ``PROGRESS_INTERVAL_S`` seconds, then when it ends::
 
-    m3kit eval synth_nback: 12 of 40 samples done (2 failed), 0:00:45 elapsed
+    m3kit/synth_nback: 12 of 40 samples done (2 failed), 0:00:45.0 elapsed
 
 The solvers report to the progress of the run they run in (``note_sample``): ``run_eval`` makes
 it current for the run with ``reporting``. A context variable, not a global: each run (and each
@@ -20,17 +20,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from m3kit.memory.events import clock
+
 __all__ = ["PROGRESS_INTERVAL_S", "RunProgress", "note_sample", "reporting"]
 
 # At most this long between two lines: well inside the 30 s a reader of a pipe should wait.
 PROGRESS_INTERVAL_S = 15.0
 
 _CURRENT: ContextVar[RunProgress | None] = ContextVar("m3kit_run_progress", default=None)
-
-
-def _clock(seconds: float) -> str:
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 class RunProgress:
@@ -63,7 +60,7 @@ class RunProgress:
             done, failed = self._done, self._failed
         of = f" of {self.total}" if self.total is not None else ""
         return (f"{self.label}: {done}{of} samples done ({failed} failed), "
-                f"{_clock(time.monotonic() - self._start)} elapsed")
+                f"{clock(time.monotonic() - self._start)} elapsed")
 
     @contextmanager
     def running(self) -> Iterator[RunProgress]:

@@ -43,7 +43,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -260,14 +260,9 @@ def run_eval(
                                 progress) if progress is not None else None)
     with (_sigterm_as_interrupt(), inspect_hooks_noise_dropped(),
           lock(log_dir, key, task=label, model=str(resolved)), reporting(run_progress),
-          run_progress.running() if run_progress is not None else _nothing()):
+          run_progress.running() if run_progress is not None else nullcontext()):
         return _run_locked(inspect_ai, built, name, resolved, args, limit, resume, log_dir,
                            settings, eval_args)
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 def _sample_count(built: str | Task, limit: int | None,
@@ -291,6 +286,10 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # started in the background by a shell (``m3kit eval ... &``): SIGINT is ignored,
+            # and asyncio cancels nothing on it; the interrupt is raised here instead
+            raise KeyboardInterrupt
         signal.raise_signal(signal.SIGINT)
 
     previous = signal.signal(signal.SIGTERM, interrupt)
@@ -318,7 +317,10 @@ def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: 
             return done
         if previous is not None:
             logger.info("resuming %s", previous.location)
-            return _the_log(inspect_ai.eval_retry(previous, **settings))
+            # by its location, not the header ``find_resumable`` read: given a log object,
+            # inspect reuses the samples it holds, and a header holds none (every finished
+            # sample would run again, hidden only by the response cache)
+            return _the_log(inspect_ai.eval_retry(log_path(previous.location), **settings))
     return _the_log(inspect_ai.eval(
         built,
         model=resolved,

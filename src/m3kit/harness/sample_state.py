@@ -23,6 +23,7 @@ import json
 import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -37,6 +38,7 @@ from m3kit.harness.endpoint import (
     endpoint_refuses,
     is_refusal,
     model_endpoint,
+    refused_url,
 )
 from m3kit.harness.responses_api import responses_api_hint
 from m3kit.models.redact import one_line, public_base_url
@@ -98,20 +100,28 @@ def failure_reason(exc: BaseException) -> str:
 
 
 async def stop_if_endpoint_down(exc: BaseException) -> None:
-    """Raise ``EndpointDownError`` when ``exc`` is a refused or reset connection and the model's
-    endpoint refuses ``REFUSAL_PROBES`` probes in a row too (see the module doc); return when
-    it is another failure, the model has no endpoint, or something answers."""
+    """Raise ``EndpointDownError`` when ``exc`` is a refused or reset connection and the server
+    it was sent to refuses ``REFUSAL_PROBES`` probes in a row too (see the module doc); return
+    when it is another failure, no server is known, or something answers.
+
+    The server probed is the one the failed request went to (a memory's reranker or captioner
+    may have a server of its own), else the model under evaluation's."""
     if not is_refusal(exc):
         return
     from inspect_ai.model import get_model
 
     endpoint = model_endpoint(get_model())
-    if endpoint is None:
+    url = refused_url(exc) or (endpoint.rstrip("/") + "/models" if endpoint else None)
+    if url is None:
         return
     down = await anyio.to_thread.run_sync(lambda: endpoint_refuses(
-        endpoint, REFUSAL_PROBES, REFUSAL_PROBE_INTERVAL_S, REFUSAL_PROBE_TIMEOUT_S))
+        url, REFUSAL_PROBES, REFUSAL_PROBE_INTERVAL_S, REFUSAL_PROBE_TIMEOUT_S))
     if down:
-        shown = public_base_url(endpoint.rstrip("/"))
+        target = urlsplit(url)
+        # named as the user gave it when it is the model's server, else by its origin
+        shown = public_base_url(
+            endpoint.rstrip("/") if endpoint and urlsplit(endpoint).netloc == target.netloc
+            else f"{target.scheme}://{target.netloc}")
         raise EndpointDownError(
             f"the model server at {shown} is down: a request failed ({failure_reason(exc)}) "
             f"and {REFUSAL_PROBES} more connections {REFUSAL_PROBE_INTERVAL_S:g} s apart were "

@@ -8,11 +8,10 @@ them out as ``index.html`` beside the figures' PNG files and one Markdown file o
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from m3kit.schema.report import ReportSection, Table, split_indent
+from m3kit.schema.report import CODE_SPAN, ReportSection, Table, split_indent
 
 __all__ = ["ReportSection", "cell_html", "inline_html", "write_report"]
 
@@ -28,13 +27,12 @@ code{font-size:.85em;background:#f3f3f3;padding:0 .2em}
 """
 
 
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def inline_html(text: str) -> str:
     """A caption or note as HTML: escaped, its Markdown code spans (a column name in
     backticks) as ``<code>``, as the Markdown file renders them."""
-    return _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text))
+    return CODE_SPAN.sub(r"<code>\1</code>", html.escape(text))
 
 
 def cell_html(text: str) -> str:

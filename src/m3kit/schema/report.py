@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,10 +26,13 @@ __all__ = [
     "markdown_cell",
     "number_cell",
     "percent_cell",
+    "plain_text",
     "split_indent",
 ]
 
 NA = "—"  # a metric that does not apply to this row (or has no value)
+# A Markdown code span in a caption or note (a column name in backticks).
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 class DeltaCell(BaseModel):
@@ -85,6 +89,12 @@ class Table(BaseModel):
         caption = [self.caption, ""] if self.caption else []
         details = ["", self.details_html()] if self.details else []
         return "\n".join([f"### {self.title}", "", *caption, head, rule, *body, *details])
+
+
+def plain_text(text: str) -> str:
+    """A caption or note for the terminal: its Markdown code spans without their backticks
+    (the Markdown file renders them, a terminal would show them literally)."""
+    return CODE_SPAN.sub(r"\1", text)
 
 
 def split_indent(text: str) -> tuple[int, str]:

@@ -36,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from m3kit.benchmarks.figures import error_bars, pyplot
 from m3kit.benchmarks.m3eval.score import (
     RANDOM_ACCURACY,
     RANDOM_BINARY_ACCURACY,
@@ -469,15 +470,6 @@ def figure11_data(scores_by_system: Mapping[str, Mapping[str, Any]],
 # -- figures: the pixels ----------------------------------------------------------------------
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: never a display, whatever the user's default backend
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINE_STYLES = ("-", "--", "-.", ":")
 
@@ -486,14 +478,9 @@ def _errors(series: Series, xs: Sequence[float], color: Any, ax: Any) -> None:
     """``series``' intervals as error bars at ``xs`` (nothing where it has none)."""
     if not series.lo:
         return
-    import numpy as np
-
-    y = np.array([np.nan if v is None else v for v in series.y], dtype=float)
-    lo = np.array([np.nan if v is None else v for v in series.lo], dtype=float)
-    hi = np.array([np.nan if v is None else v for v in series.hi], dtype=float)
-    # an interval is drawn around its value: below it by value - lo, above by hi - value
-    ax.errorbar(xs, y, yerr=np.vstack([y - lo, hi - y]), fmt="none", ecolor=color,
-                elinewidth=1, capsize=3)
+    bounds = [None if lo is None or hi is None else (lo, hi)
+              for lo, hi in zip(series.lo, series.hi, strict=True)]
+    error_bars(ax, xs, series.y, bounds, color=color)
 
 
 def _draw_bars(ax: Any, data: FigureData, colors: list[str]) -> None:
@@ -549,7 +536,7 @@ def _integer_axis(ax: Any, panel: FigureData) -> None:
 
 def draw_figure(data: FigureData) -> Any:
     """``data`` drawn as a matplotlib figure (one axes per panel); the caller closes it."""
-    plt = _pyplot()
+    plt = pyplot()
     panels = data.panels or [data]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
     colors = [c["color"] for c in plt.rcParams["axes.prop_cycle"]]
@@ -576,7 +563,7 @@ def draw_figure(data: FigureData) -> Any:
 def render_figure(data: FigureData, out_dir: Path) -> str:
     """Draw ``data`` into ``out_dir/<name>.png`` (and its numbers into ``<name>.json``);
     return the PNG's file name."""
-    plt = _pyplot()
+    plt = pyplot()
     fig = draw_figure(data)
     name = f"{data.name}.png"
     fig.savefig(out_dir / name, dpi=110)

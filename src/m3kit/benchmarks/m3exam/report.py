@@ -36,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from m3kit.benchmarks.figures import pyplot
 from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_CATEGORIES, LOCOMO_TYPES
 from m3kit.benchmarks.m3exam.score import (
@@ -401,10 +402,7 @@ def retrieval_table(
 
 
 def _figures(summaries: Sequence[SystemSummary], out_dir: Path, benchmark: str) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out_dir.mkdir(parents=True, exist_ok=True)
     types = _types_of(summaries)

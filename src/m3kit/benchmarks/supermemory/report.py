@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from m3kit.benchmarks.figures import error_bars, pyplot
 from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
 from m3kit.benchmarks.supermemory.score import (
     ANSWERABLE_CORRECT,
@@ -229,19 +230,10 @@ def breakdown_table(systems: Sequence[_System]) -> Table:
                  rows=rows, header_groups=[("", 1), ("Answerable", 6), ("Unanswerable", 4)])
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: never a display, whatever the user's default backend
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _save(fig: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    _pyplot().close(fig)
+    pyplot().close(fig)
 
 
 def skill_figure(systems: Sequence[_System], path: Path) -> Path | None:
@@ -266,7 +258,7 @@ def draw_skill_figure(systems: Sequence[_System]) -> Any:
         return None
     import numpy as np
 
-    plt = _pyplot()
+    plt = pyplot()
 
     width = 0.8 / max(len(systems), 1)
     x = np.arange(len(skills))
@@ -275,7 +267,7 @@ def draw_skill_figure(systems: Sequence[_System]) -> Any:
         values = [s.score.by_skill[k].qa_acc if k in s.score.by_skill else 0.0 for k in skills]
         xs = x + n * width - 0.4 + width / 2
         ax.bar(xs, values, width, label=s.name)
-        _error_bars(ax, xs, values, [s.bounds(skill_number(k)) for k in skills])
+        error_bars(ax, xs, values, [s.bounds(skill_number(k)) for k in skills])
     ax.set_xticks(x)
     ax.set_xticklabels([k.replace("_", "\n") for k in skills], fontsize=8)
     ax.set_ylim(0, 100)
@@ -284,28 +276,6 @@ def draw_skill_figure(systems: Sequence[_System]) -> Any:
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def _error_bars(ax: Any, xs: Any, values: Sequence[float],
-                bounds: Sequence[tuple[float, float] | None], *,
-                horizontal: bool = False) -> None:
-    """Each value's 95 % interval (``bounds``, ``None`` where there is none) as an error bar
-    at ``xs`` (bar positions; ``horizontal``: of horizontal bars)."""
-    import numpy as np
-
-    if not any(b is not None for b in bounds):
-        return
-    value = np.asarray(values, dtype=float)
-    lo = np.array([np.nan if b is None else b[0] for b in bounds])
-    hi = np.array([np.nan if b is None else b[1] for b in bounds])
-    # an interval around its value: below it by value - lo, above by hi - value
-    spread = np.vstack([value - lo, hi - value])
-    if horizontal:
-        ax.errorbar(value, xs, xerr=spread, fmt="none", ecolor="black", elinewidth=1,
-                    capsize=3)
-    else:
-        ax.errorbar(xs, value, yerr=spread, fmt="none", ecolor="black", elinewidth=1,
-                    capsize=3)
 
 
 def _write_numbers(figure: Path, numbers: Mapping[str, Any]) -> None:
@@ -333,7 +303,7 @@ def draw_answerability_figure(systems: Sequence[_System]) -> Any:
     systems. The caller closes the figure."""
     if not systems:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     parts = [("answerable", "correct", "#2e7d32"), ("answerable", "vague", "#9ccc65"),
              ("answerable", "wrong", "#c62828"), ("answerable", "abstained", "#ffa000"),
              ("answerable", "invalid", "#757575"),
@@ -356,7 +326,7 @@ def draw_answerability_figure(systems: Sequence[_System]) -> Any:
     for s in systems:
         firsts += [(s.score.answerable.correct or 0.0, s.bounds(ANSWERABLE_CORRECT)),
                    (s.score.unanswerable.abstained or 0.0, s.bounds(UNANSWERABLE_ABSTAINED))]
-    _error_bars(ax, range(len(labels)), [v for v, _ in firsts], [b for _, b in firsts],
+    error_bars(ax, range(len(labels)), [v for v, _ in firsts], [b for _, b in firsts],
                 horizontal=True)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of questions")

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from m3kit.benchmarks.figures import pyplot
 from m3kit.benchmarks.videomme_v2.score import (
     VideoMMEv2Score,
     incomplete_note,
@@ -208,10 +209,7 @@ def radar(runs: Sequence[Run], path: Path) -> Path | None:
     heads = sorted({h for run in runs for h in run.score.second_head})
     if not heads:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     angles = np.linspace(0, 2 * np.pi, len(heads), endpoint=False).tolist()
