@@ -197,3 +197,25 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
         (only,) = sections([rerun], tmp_path / "only")
         assert len(pooled.tables[1].rows) == 1
         assert [t.rows for t in pooled.tables] == [t.rows for t in only.tables]
+
+
+def test_runs_are_labelled_in_words_where_the_report_names_them(logs: list) -> None:
+    """The label a run is pooled and named by (the report's "How each run was made", ``m3kit
+    compare``) says its settings in words, never as a Python tuple."""
+    from m3kit.benchmarks import benchmark_for_task
+    from m3kit.report.build import how_runs_were_made
+    from m3kit.report.inputs import pooled_runs
+
+    benchmark = benchmark_for_task(BENCHMARK_TASK)
+    label = benchmark.system_label.load()
+    runs = pooled_runs(benchmark, logs)
+    assert sorted(label(run) for run in runs) == sorted([
+        "m3kit/builtin · subtitles none · 2 frames",
+        "m3kit/builtin · subtitles concat · 2 frames",
+        "m3kit/builtin · subtitles interleave · 2 frames",
+        "m3kit/builtin · blind · subtitles none · 0 frames",
+        "m3kit/builtin · subtitles concat · 0 frames",
+    ])
+    section = how_runs_were_made([(label(run), run) for run in runs])
+    assert section is not None
+    assert not any("(" in t.title.split(": ", 1)[1] for t in section.tables)

@@ -37,7 +37,7 @@ from m3kit.schema.evallog import (
 from m3kit.schema.report import ReportSection, Table
 
 __all__ = ["BENCHMARK", "RADAR_FIGURE", "Run", "leaderboard_table", "radar", "run_settings",
-           "runs_from", "sections"]
+           "runs_from", "sections", "system_label"]
 
 BENCHMARK = "videomme_v2"
 RADAR_FIGURE = "videomme_v2_radar_second_head.png"
@@ -98,6 +98,16 @@ def run_settings(run: LoggedRun) -> tuple[str, bool, str, str, bool]:
     model = f"{run.model} + {memory}" if memory and memory != "none" else run.model
     # settings beyond these that set the run apart (``m3kit.report.pooling``), in its label
     return run.labelled(model), blind, subtitles, frames, reasoning
+
+
+def system_label(run: LoggedRun) -> str:
+    """A run's label where runs are named and pooled (the report's cards, ``m3kit compare``):
+    its model (and memory), then the settings that make it another system,
+    ``m3kit/builtin · subtitles concat · 64 frames`` (``· blind``, ``· reasoning`` where set)."""
+    model, blind, subtitles, frames, reasoning = run_settings(run)
+    shown = frames if frames.endswith("fps") else f"{frames} frames"
+    return " · ".join([model, *(["blind"] if blind else []), f"subtitles {subtitles}", shown,
+                       *(["reasoning"] if reasoning else [])])
 
 
 def runs_from(logged: Sequence[LoggedRun]) -> list[Run]:
