@@ -15,14 +15,17 @@ time, the server is gone and a run stops instead of failing every remaining samp
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from m3kit.errors import M3kitError
+from m3kit.models.client import provider_error
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["EndpointDownError", "endpoint_refuses", "is_refusal", "model_endpoint", "refused_url"]
+__all__ = ["EndpointDownError", "azure_or_bedrock", "endpoint_refuses", "is_refusal",
+           "model_endpoint", "refused_url"]
 
 
 class EndpointDownError(M3kitError):
@@ -33,6 +36,13 @@ class EndpointDownError(M3kitError):
         # what inspect records as the eval's error (``exception_message``): the line itself,
         # not the exception's repr
         return str(self)
+
+
+def azure_or_bedrock(api: object) -> bool:
+    """Whether an OpenAI provider's ``api`` is its Azure or Bedrock flavour (OpenAI's API at
+    another vendor's endpoint, keys that are not bearer tokens)."""
+    flavours = (getattr(api, "is_azure", None), getattr(api, "is_bedrock", None))
+    return any(callable(f) and f() for f in flavours)
 
 
 def model_endpoint(model: Model) -> str | None:
@@ -60,31 +70,34 @@ _REFUSAL_NAMES = frozenset({
 _TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException", "TimeoutError"})
 
 
-def is_refusal(exc: BaseException) -> bool:
-    """Whether ``exc`` (or the exception it was raised from) says the connection to the model's
-    server was refused or reset (not a timeout, not an HTTP error reply)."""
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then each exception behind it: the provider's error under a retry wrapper
+    (``provider_error``), else the one it was raised from or during; each once."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        yield current
+        inner = provider_error(current)
+        current = inner if inner is not current else current.__cause__ or current.__context__
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the exception it was raised from) says the connection to the model's
+    server was refused or reset (not a timeout, not an HTTP error reply)."""
+    for current in _chain(exc):
         names = {cls.__name__ for cls in type(current).__mro__}
         if names & _TIMEOUT_NAMES:
             return False
         if names & _REFUSAL_NAMES:
             return True
-        last = getattr(current, "last_attempt", None)  # tenacity's RetryError
-        inner = last.exception() if last is not None and last.failed else None
-        current = inner or current.__cause__ or current.__context__
     return False
 
 
 def refused_url(exc: BaseException) -> str | None:
     """The URL of the request whose connection failed in ``exc`` (the SDKs' and httpx's errors
     carry it), ``None`` when no exception in the chain names one."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in _chain(exc):
         try:
             request = getattr(current, "request", None)
         except RuntimeError:  # httpx: "The .request property has not been set"
@@ -92,7 +105,6 @@ def refused_url(exc: BaseException) -> str | None:
         url = getattr(request, "url", None)
         if url is not None and str(url).startswith(("http://", "https://")):
             return str(url)
-        current = current.__cause__ or current.__context__
     return None
 
 

@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from m3kit.errors import M3kitError
-from m3kit.harness.endpoint import model_endpoint
+from m3kit.harness.endpoint import azure_or_bedrock, model_endpoint
 from m3kit.harness.responses_api import responses_fix, responses_probe, uses_responses_api
 from m3kit.models.client import client_retries_off
 from m3kit.models.redact import one_line
@@ -92,8 +92,7 @@ def _openai_bearer(api: object) -> bool:
     names = {cls.__name__ for cls in type(api).__mro__}
     if not names & {"OpenAICompatibleAPI", "OpenAIAPI"}:
         return False
-    flavours = (getattr(api, "is_azure", None), getattr(api, "is_bedrock", None))
-    return not any(callable(f) and f() for f in flavours)
+    return not azure_or_bedrock(api)
 
 
 def _check_server(model: Model) -> None:

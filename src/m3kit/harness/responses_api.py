@@ -87,13 +87,10 @@ def _openai_host(endpoint: str) -> bool:
 def uses_responses_api(model: Model) -> bool:
     """Whether ``model``'s chat requests go to the Responses API of a server other than
     OpenAI's own (Azure and Bedrock flavours aside: their endpoints are OpenAI's)."""
-    from m3kit.harness.endpoint import model_endpoint
+    from m3kit.harness.endpoint import azure_or_bedrock, model_endpoint
 
     api = model.api
-    if getattr(api, "responses_api", None) is not True:
-        return False
-    flavours = (getattr(api, "is_azure", None), getattr(api, "is_bedrock", None))
-    if any(callable(f) and f() for f in flavours):
+    if getattr(api, "responses_api", None) is not True or azure_or_bedrock(api):
         return False
     endpoint = model_endpoint(model)
     return endpoint is not None and not _openai_host(endpoint)

@@ -41,6 +41,7 @@ from m3kit.harness.endpoint import (
     refused_url,
 )
 from m3kit.harness.responses_api import responses_api_hint
+from m3kit.models.client import provider_error
 from m3kit.models.redact import one_line, public_base_url
 from m3kit.schema import Usage
 from m3kit.schema.evallog import RECORD_KEY, SampleRecord
@@ -82,19 +83,9 @@ def passes_through(exc: BaseException) -> bool:
     return bool(names & {"TerminateSampleError", "TerminateTaskError"})
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    """The exception behind a retry wrapper (tenacity's ``RetryError`` holds the last attempt)."""
-    last = getattr(exc, "last_attempt", None)
-    if last is not None and last.failed:
-        inner = last.exception()
-        if inner is not None:
-            return inner
-    return exc
-
-
 def failure_reason(exc: BaseException) -> str:
     """``Type: message`` of the exception behind ``exc``, on one line and redacted."""
-    cause = _root_cause(exc)
+    cause = provider_error(exc)
     message = str(cause) or "no message"
     return one_line(f"{type(cause).__name__}: {message}")
 
@@ -131,7 +122,7 @@ async def stop_if_endpoint_down(exc: BaseException) -> None:
 def _is_garbage(exc: BaseException) -> bool:
     """A reply that arrived but could not be read (not JSON, not a completion). inspect retries
     rate limits, server errors, timeouts and dropped connections, but not these."""
-    cause = _root_cause(exc)
+    cause = provider_error(exc)
     names = {cls.__name__ for cls in type(cause).__mro__}
     return isinstance(cause, json.JSONDecodeError) or bool(
         names & {"APIResponseValidationError"}

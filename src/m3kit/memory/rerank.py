@@ -142,6 +142,7 @@ class ModelReranker:
         return [candidates[n - 1][0] for n in order], usage
 
 
+MAXSIM_RERANKER = "maxsim"  # the configured name of ``MaxSimReranker``
 MODEL_RERANKER = "<inspect model>"
 """How ``reranker_kinds`` names what any name but ``maxsim`` stands for: that inspect model
 (``openai-api/llamacpp/smollm2``...), asked for a listwise ranking."""
@@ -152,14 +153,14 @@ def reranker_kinds() -> dict[str, type]:
     ``named_reranker`` builds for it: ``maxsim``, then ``MODEL_RERANKER`` (any other name)."""
     from m3kit.memory.maxsim import MaxSimReranker  # it imports this module's RerankError
 
-    return {"maxsim": MaxSimReranker, MODEL_RERANKER: ModelReranker}
+    return {MAXSIM_RERANKER: MaxSimReranker, MODEL_RERANKER: ModelReranker}
 
 
 def named_reranker(name: str, embedder: Callable[[], object] | None = None) -> Reranker:
     """The reranker a configured name (``memory_config={reranker: NAME}``) stands for:
     ``maxsim`` (``MaxSimReranker``, fused, over ``embedder()``'s token embeddings when it has
     them, else its own MiniLM), else ``ModelReranker(name)``."""
-    if name == "maxsim":
+    if name == MAXSIM_RERANKER:
         from m3kit.memory.maxsim import MaxSimReranker  # it imports this module's RerankError
 
         return MaxSimReranker(embedder)

@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from m3kit.errors import M3kitError
-from m3kit.models.client import client_retries_off
+from m3kit.models.client import client_retries_off, provider_error
 from m3kit.models.noise import inspect_hooks_noise_dropped
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ class InspectBackend:
             except M3kitError:
                 raise
             except Exception as exc:  # noqa: BLE001 (retried, then one typed line)
-                exc = _cause(exc)
+                exc = provider_error(exc)
                 if isinstance(exc, TimeoutError):
                     exc = TimeoutError(f"no reply within {self.attempt_timeout:g} s")
                 kind = type(exc).__name__
@@ -300,14 +300,6 @@ def _one_line(detail: object) -> str:
     from m3kit.models.redact import one_line
 
     return one_line(str(detail))
-
-
-def _cause(exc: BaseException) -> BaseException:
-    """The provider's own error under a retry wrapper (tenacity's ``RetryError``, which
-    inspect raises even with its retries off, holds it as its last attempt's exception)."""
-    last = getattr(exc, "last_attempt", None)
-    inner = last.exception() if last is not None and hasattr(last, "exception") else None
-    return inner if isinstance(inner, BaseException) else exc
 
 
 def _call_error(model: object, exc: BaseException, request: BackendRequest,

@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["client_retries_off"]
+__all__ = ["client_retries_off", "provider_error"]
+
+
+def provider_error(exc: BaseException) -> BaseException:
+    """The provider's own error under a retry wrapper: tenacity's ``RetryError`` (which
+    inspect raises even with its retries off) holds it as its last attempt's exception;
+    ``exc`` itself when it is no such wrapper or its last attempt did not fail."""
+    last = getattr(exc, "last_attempt", None)
+    failed = getattr(last, "failed", True)
+    inner = last.exception() if last is not None and failed and hasattr(last, "exception") else None
+    return inner if isinstance(inner, BaseException) else exc
 
 
 def client_retries_off(model: Model) -> None:

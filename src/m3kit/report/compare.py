@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
@@ -169,12 +169,19 @@ class Comparisons(BaseModel):
     not_compared: dict[str, str] = Field(default_factory=dict)
 
 
-def by_benchmark(comparisons: Sequence[Comparison]) -> dict[str, list[Comparison]]:
-    """``comparisons`` keyed by benchmark name, each benchmark's in their order: ``m3kit
-    compare --json``."""
-    keyed: dict[str, list[Comparison]] = {}
-    for comparison in comparisons:
-        keyed.setdefault(comparison.benchmark, []).append(comparison)
+class _OfBenchmark(Protocol):
+    benchmark: str
+
+
+B = TypeVar("B", bound=_OfBenchmark)
+
+
+def by_benchmark(items: Sequence[B]) -> dict[str, list[B]]:
+    """``items`` (comparisons, runs) keyed by their benchmark's name, each benchmark's in
+    their order: ``m3kit compare --json``, and the sides a comparison pairs."""
+    keyed: dict[str, list[B]] = {}
+    for item in items:
+        keyed.setdefault(item.benchmark, []).append(item)
     return keyed
 
 
@@ -524,8 +531,8 @@ def _compare_sides(side_a: Sequence[RunItems], side_b: Sequence[RunItems], syste
     ``compare_runs``). With one such benchmark, what cannot be compared is a ``CompareError``;
     with several, a benchmark that cannot be is left out with its reason, and only when none
     can is the first reason the error. No benchmark in common is a ``CompareError``."""
-    runs_a = _grouped(side_a)
-    runs_b = _grouped(side_b)
+    runs_a = by_benchmark(side_a)
+    runs_b = by_benchmark(side_b)
     shared = sorted(set(runs_a) & set(runs_b))
     if not shared:
         raise CompareError(f"the runs share no benchmark (A: {', '.join(sorted(runs_a))}; B: "
@@ -557,14 +564,6 @@ def _compare_sides(side_a: Sequence[RunItems], side_b: Sequence[RunItems], syste
                        benchmarks_only_a=sorted(set(runs_a) - set(runs_b)),
                        benchmarks_only_b=sorted(set(runs_b) - set(runs_a)),
                        not_compared=not_compared)
-
-
-def _grouped(runs: Sequence[RunItems]) -> dict[str, list[RunItems]]:
-    """``runs`` by benchmark name."""
-    grouped: dict[str, list[RunItems]] = {}
-    for run in runs:
-        grouped.setdefault(run.benchmark, []).append(run)
-    return grouped
 
 
 def _number(value: float | None, spec: str, signed: bool = False) -> str:

@@ -675,18 +675,14 @@ def _number_order(name: str) -> tuple[int, str]:
     return rank, name
 
 
-def figure_intervals(runs: Sequence[LoggedRun],
-                     headline: Mapping[str, Any] | None = None) -> dict[str, dict[str, Interval]]:
+def figure_intervals(headline: Mapping[str, Any], cells: Mapping[str, Mapping[str, Interval]]
+                     ) -> dict[str, dict[str, Interval]]:
     """Per system, the interval of every number a figure plots: the headline numbers' from
-    ``headline`` (system -> ``HeadlineIntervals``, the table of the report's headline numbers;
-    computed when not given) and the N-back cells' (``nback_intervals``)."""
-    from m3kit.benchmarks.intervals import system_intervals
-    from m3kit.benchmarks.m3eval import BENCHMARK as DECLARED
-
-    given = headline if headline is not None else system_intervals(DECLARED, runs, run_system)
-    out: dict[str, dict[str, Interval]] = {system: dict(i.ci) for system, i in given.items()}
-    for system, cells in nback_intervals(runs).items():
-        out.setdefault(system, {}).update(cells)
+    ``headline`` (system -> ``HeadlineIntervals``, the table of the report's headline numbers)
+    and the N-back cells' (``cells``: ``nback_intervals``)."""
+    out: dict[str, dict[str, Interval]] = {system: dict(i.ci) for system, i in headline.items()}
+    for system, its in cells.items():
+        out.setdefault(system, {}).update(its)
     return out
 
 
@@ -707,27 +703,22 @@ def sections(runs: Sequence[LoggedRun], out_dir: Path, *,
             raise M3kitError(f"a score file and an eval log both name the system {name!r}",
                              field="system")
         scores[name] = dict(data)
+    # each interval computed once, for the figures' error bars and the interval tables alike
     headline = system_intervals(DECLARED, runs, run_system)
     cells = nback_intervals(runs)
-    intervals = figure_intervals(runs, headline)
-    return [*m3eval_sections(scores, out_dir, humans=humans, intervals=intervals),
-            *interval_sections(runs, headline, cells)]
+    return [*m3eval_sections(scores, out_dir, humans=humans,
+                             intervals=figure_intervals(headline, cells)),
+            *interval_sections(headline, cells)]
 
 
-def interval_sections(runs: Sequence[LoggedRun], headline: Mapping[str, Any] | None = None,
-                      cells: Mapping[str, Mapping[str, Interval]] | None = None
+def interval_sections(headline: Mapping[str, Any], cells: Mapping[str, Mapping[str, Interval]]
                       ) -> list[ReportSection]:
-    """The headline numbers of the logged systems as ``value [lo, hi] (n units)``, and the
-    N-back numbers Figures 10 and 11 plot (score files carry no items to resample);
-    ``headline`` / ``cells``: as ``sections`` computed them for the figures (computed here when
-    not given)."""
-    from m3kit.benchmarks.intervals import intervals_table, system_intervals
+    """The headline numbers of the logged systems as ``value [lo, hi] (n units)``
+    (``headline``: system -> ``HeadlineIntervals``), and the N-back numbers Figures 10 and 11
+    plot (``cells``: ``nback_intervals``); score files carry no items to resample."""
+    from m3kit.benchmarks.intervals import intervals_table
     from m3kit.benchmarks.m3eval import BENCHMARK as DECLARED
 
-    if headline is None:
-        headline = system_intervals(DECLARED, runs, run_system)
-    if cells is None:
-        cells = nback_intervals(runs)
     tables = [t for t in (intervals_table(DECLARED, headline) if headline else None,
                           nback_table(cells)) if t is not None]
     if not tables:
