@@ -47,6 +47,7 @@ class RequestRecord:
     model: str
     authorized: bool
     prompt: str = ""  # the last user message's text
+    image_urls: tuple[str, ...] = ()  # every image of the request (data URIs, links), in order
 
 
 class ScriptedServer:
@@ -212,6 +213,15 @@ def _last_user_text(messages: list[dict[str, Any]]) -> tuple[str, int]:
     return text, images
 
 
+def _image_urls(messages: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The image URLs (data URIs or links) of every message of a request, in order."""
+    return tuple(
+        str((part.get("image_url") or {}).get("url", ""))
+        for message in messages if isinstance(message.get("content"), list)
+        for part in message["content"] if part.get("type") == "image_url"
+    )
+
+
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -277,7 +287,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if outcome == "answer":
                 server._gate()  # a held request is recorded only once it is answered
             server._record(RequestRecord(key, outcome, images, str(request.get("model")),
-                                         authorized, prompt))
+                                         authorized, prompt,
+                                         _image_urls(request.get("messages", []))))
             if outcome == "unauthorized":
                 self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
             elif outcome == "rate_limit":

@@ -5,28 +5,44 @@ is written to a temporary file in the destination's folder, flushed to disk, and
 the destination with ``os.replace``, which is atomic within one file system. The temporary file
 is named ``.<name>.<random>.tmp``: hidden, beside the file it will become, and recognisable
 (``is_temp_name``) so that a sweep can remove what a crashed writer left behind.
+
+A temporary folder (``new_temp_dir_beside``: a whole version of a stored index, renamed into
+place once complete) also names its writer, ``.<name>.<pid>@<host>.<random>.tmp``, so that a
+sweep knows it for an orphan as soon as that process is gone (``is_orphan_temp``); any
+temporary file or folder older than ``STALE_TEMP_S`` is one too, whoever wrote it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
+import socket
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Literal, overload
 
 __all__ = [
+    "STALE_TEMP_S",
     "TEMP_SUFFIX",
     "atomic_file",
     "atomic_write_bytes",
     "atomic_write_text",
     "commit_temp",
+    "is_orphan_temp",
     "is_temp_name",
+    "mtime_or_inf",
     "new_temp_beside",
+    "new_temp_dir_beside",
 ]
 
 TEMP_SUFFIX = ".tmp"
+# Temporary files older than this belong to a writer that died, even while other processes use
+# the same folder (a writer on another host, whose process cannot be checked): a sweep removes
+# them. No m3kit writer keeps one open for so long.
+STALE_TEMP_S = 3600.0
 
 
 def is_temp_name(name: str) -> bool:
@@ -51,6 +67,74 @@ def new_temp_beside(path: str | Path) -> Path:
             continue
         os.close(fd)
         return temp
+
+
+def new_temp_dir_beside(path: str | Path) -> Path:
+    """Create an empty temporary folder in ``path``'s folder and return its path.
+
+    Named ``.<name>.<pid>@<host>.<random>.tmp`` (``is_temp_name`` holds): a sweep removes it as
+    soon as its writer is gone (``is_orphan_temp``), not only once it is ``STALE_TEMP_S`` old.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        temp = target.with_name(
+            f".{target.name}.{_writer_tag()}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+        try:
+            temp.mkdir()
+        except FileExistsError:
+            continue
+        return temp
+
+
+def is_orphan_temp(entry: str | Path | os.DirEntry, *, now: float | None = None) -> bool:
+    """Whether ``entry`` is a temporary file or folder no live writer will finish: its writer
+    (named in a folder's name by ``new_temp_dir_beside``) is a process of this host that is
+    gone, or it is older than ``STALE_TEMP_S``. Anything else (not a temporary name, a live or
+    unknown writer, a young file) is left alone."""
+    name = entry.name if isinstance(entry, os.DirEntry) else Path(entry).name
+    if not is_temp_name(name):
+        return False
+    parts = name[1 : -len(TEMP_SUFFIX)].rsplit(".", 2)
+    if len(parts) == 3 and _writer_gone(parts[1]):
+        return True
+    return mtime_or_inf(entry) < (time.time() if now is None else now) - STALE_TEMP_S
+
+
+def mtime_or_inf(entry: str | Path | os.DirEntry) -> float:
+    """The modification time of ``entry``; infinity when it is gone already (nothing is left
+    to remove)."""
+    try:
+        return entry.stat().st_mtime if isinstance(entry, os.DirEntry) else os.stat(entry).st_mtime
+    except OSError:
+        return float("inf")
+
+
+def _writer_tag() -> str:
+    """This process as ``<pid>@<host>``; the host as a short hash (any name is safe in a path)."""
+    return f"{os.getpid()}@{_host()}"
+
+
+def _host() -> str:
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
+def _writer_gone(tag: str) -> bool:
+    """Whether the writer ``<pid>@<host>`` is known to be dead: a process of this host that no
+    longer runs. Another host's process (a shared file system) is never known dead, nor is
+    anything on Windows, where ``os.kill`` would end the process instead of probing it."""
+    pid, _, host = tag.partition("@")
+    if host != _host() or not pid.isdigit() or os.name == "nt":
+        return False
+    if int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process (EPERM): alive
+        return False
+    return False
 
 
 def commit_temp(temp: str | Path, path: str | Path, *, durable: bool = True) -> Path:

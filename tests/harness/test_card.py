@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks import run_eval
+from m3kit.benchmarks.m3eval.load import media_files
 from m3kit.benchmarks.m3eval.prompt import prompt_template
 from m3kit.benchmarks.m3eval.score import scoring_rules
-from m3kit.harness.card import package_version
+from m3kit.benchmarks.m3eval.task import load_suite_with_skips
+from m3kit.harness.card import data_fingerprint, package_version
 from m3kit.models.redact import public_base_url, public_model_args
 from m3kit.report.build import how_runs_were_made
 from m3kit.report.logs import read_run
@@ -31,6 +33,13 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("synth_for_card")
     build_suite(root, TINY)
     return root
+
+
+def suite_fingerprint(suite: Path) -> str | None:
+    """The data fingerprint of the interference tasks of ``suite``: its question file and the
+    probe videos of its interference questions."""
+    questions, root, _ = load_suite_with_skips(suite, "interference")
+    return data_fingerprint([suite / "questions.jsonl"], media_files(questions, root))
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +66,9 @@ def test_the_card_of_a_real_run(logged, suite_dir: Path) -> None:
     assert card.frames_sent == FramesSent(samples=2, mean=4.0, min=4, max=4)
     assert card.prompt_template == prompt_template()
     assert card.prompt_sha256 == text_sha256(prompt_template())
-    assert card.data_fingerprint == files_fingerprint([suite_dir / "questions.jsonl"])
+    assert card.data_fingerprint == suite_fingerprint(suite_dir)
+    # the probe videos are in it: not the question file's fingerprint alone
+    assert card.data_fingerprint != files_fingerprint([suite_dir / "questions.jsonl"])
     assert card.scoring == scoring_rules()
     assert (card.blind, card.memory, card.subtitles, card.judge_model) == (
         False, None, None, None)
@@ -85,7 +96,8 @@ def test_credentials_are_redacted_at_any_depth(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_summary_line_and_the_report_table(logged, suite_dir: Path, tmp_path: Path) -> None:
-    fingerprint = files_fingerprint([suite_dir / "questions.jsonl"])
+    fingerprint = suite_fingerprint(suite_dir)
+    assert fingerprint is not None
     caption = summary_table(logged).caption
     assert caption == ("run: m3kit/builtin · no memory · frames 4 uniform, max side 64 · "
                        f"not blind · data {fingerprint[:12]}")

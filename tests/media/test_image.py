@@ -28,6 +28,24 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     return path
 
 
+def png_bomb(path: Path, width: int = 30_000, height: int = 30_000) -> Path:
+    """A whole 1-bit PNG of ``width`` x ``height`` black pixels (30000 x 30000: 9e8 pixels in
+    about 110 KB, the 112 MB of rows deflated 1000:1): a real decompression bomb, every row
+    there, made in well under a second without holding the image."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    row = bytes(1 + (width + 7) // 8)  # filter byte 0, then the packed row
+    deflate = zlib.compressobj(9)
+    idat = b"".join([*(deflate.compress(row) for _ in range(height)), deflate.flush()])
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat)
+                     + chunk(b"IEND", b""))
+    return path
+
+
 def test_a_good_image_reads_as_rgb(tmp_path: Path) -> None:
     path = tmp_path / "grey.png"
     Image.new("L", (5, 3), 77).save(path)
@@ -139,3 +157,36 @@ def test_a_path_the_file_system_refuses_is_no_file() -> None:
     assert not image_available("x" * 5000)
     with pytest.raises(MediaNotFoundError):
         read_image_rgb("x" * 5000)
+
+
+# -- the gate before an image is sent -------------------------------------------------------------
+
+
+def test_an_image_leaves_as_a_data_uri_only_under_the_bound(tmp_path: Path) -> None:
+    import base64
+
+    from m3kit.media.image import RemoteImageError, image_data_uri
+
+    bomb = png_bomb(tmp_path / "bomb.png")
+    assert bomb.stat().st_size < 1_000_000  # 900 MP in a file a chat would happily carry
+    inline = "data:image/png;base64," + base64.b64encode(bomb.read_bytes()).decode("ascii")
+    for ref in (bomb, inline):
+        with pytest.raises(MediaTooLargeError, match="over the bound of 89478485") as info:
+            image_data_uri(ref, record="D1:1/img_2")
+        assert info.value.record == "D1:1/img_2"
+    good = tmp_path / "photo.jpg"  # a PNG under a .jpg name: the header's type is sent
+    Image.new("RGB", (6, 4), (1, 2, 3)).save(good, format="PNG")
+    uri = image_data_uri(good)
+    assert uri.startswith("data:image/png;base64,")
+    assert base64.b64decode(uri.split(",", 1)[1]) == good.read_bytes()
+    assert image_data_uri(uri) == uri
+    with pytest.raises(MediaTooLargeError, match="over the bound of 10 bytes"):
+        image_data_uri(good, max_bytes=10)  # refused before it is read
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    with pytest.raises(CorruptMediaError, match="junk.png"):
+        image_data_uri(junk)
+    with pytest.raises(MediaNotFoundError):
+        image_data_uri(tmp_path / "none.png")
+    with pytest.raises(RemoteImageError):
+        image_data_uri("https://example.invalid/lake.jpg")

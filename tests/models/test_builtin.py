@@ -21,6 +21,7 @@ from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageUser,
     ContentAudio,
+    ContentImage,
     ContentText,
     GenerateConfig,
     ModelOutput,
@@ -262,8 +263,11 @@ def test_a_bomb_image_fails_its_own_sample_by_name(
     prompt = "What animal is shown?\nA. red fox\nB. blue whale"
 
     def sample(sid: str, image: Path) -> Sample:
+        # m3kit's content glue refuses a bomb (``image_content``): one handed to the model
+        # directly, as another harness may, is inlined here by hand
+        uri = "data:image/png;base64," + base64.b64encode(image.read_bytes()).decode("ascii")
         return Sample(id=sid, target="A", input=[ChatMessageUser(content=[
-            *frames_to_content([image], inline=True), ContentText(text=prompt)])])
+            ContentImage(image=uri), ContentText(text=prompt)])])
 
     task = Task(dataset=[sample("bomb", bomb), sample("good", frame)], solver=generate(),
                 scorer=match())

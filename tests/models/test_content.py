@@ -15,6 +15,7 @@ from inspect_ai.model import (
     ContentImage,
     ContentText,
 )
+from PIL import Image
 
 from m3kit.errors import CorruptMediaError, MediaError, MediaNotFoundError, MediaTooLargeError
 from m3kit.models import (
@@ -28,6 +29,7 @@ from m3kit.models import (
     message_images,
     message_text,
 )
+from m3kit.models.content import file_data_uri
 
 from ..media.test_image import png_header_only
 
@@ -78,7 +80,7 @@ def test_a_bomb_is_refused_from_its_header_by_path_and_data_uri(tmp_path: Path) 
     assert bomb.stat().st_size < 200
     with pytest.raises(MediaTooLargeError, match=r"bomb\.png.*over the bound of 89478485"):
         load_image(str(bomb))
-    uri = image_content(bomb, inline=True).image
+    uri = "data:image/png;base64," + base64.b64encode(bomb.read_bytes()).decode("ascii")
     with pytest.raises(MediaTooLargeError, match=r"data:image/png;base64,.*over the bound"):
         load_image(uri)
     with pytest.raises(MediaTooLargeError):
@@ -116,3 +118,19 @@ def test_inline_images_converts_only_paths(render_frame: Callable[..., Path]) ->
     assert out[0].content[0].image.startswith("data:image/jpeg;base64,")
     assert out[0].content[1].text == "q" and out[1].content == "text only"
     assert messages[0].content[0].image == str(frame)  # the input is not modified
+
+
+def test_no_bomb_becomes_message_content(tmp_path: Path) -> None:
+    # the content glue is a gate: a bomb, by path or inline, is refused by name, never sent
+    bomb = png_header_only(tmp_path / "bomb.png", 20_000, 20_000)
+    uri = "data:image/png;base64," + base64.b64encode(bomb.read_bytes()).decode("ascii")
+    for ref, inline in ((bomb, False), (bomb, True), (uri, False)):
+        with pytest.raises(MediaTooLargeError, match="over the bound of 89478485"):
+            image_content(ref, inline=inline)
+    with pytest.raises(MediaTooLargeError, match=r"bomb\.png"):
+        inline_images([ChatMessageUser(content=[ContentImage(image=str(bomb))])])
+    with pytest.raises(MediaTooLargeError, match=r"bomb\.png"):
+        file_data_uri(bomb)
+    good = tmp_path / "good.jpg"
+    Image.new("RGB", (8, 6), (10, 200, 10)).save(good, format="PNG")  # a PNG named .jpg
+    assert file_data_uri(good).startswith("data:image/png;base64,")  # the header's type

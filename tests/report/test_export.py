@@ -68,8 +68,9 @@ def test_jsonl_and_csv(log, tmp_path: Path, capsys) -> None:
 
 
 def test_rows_name_their_log_and_run(tmp_path: Path, probe_video: Path, make_q) -> None:
-    """Two runs of the same questions (two quickstarts, a rerun): each sample twice, told apart
-    by its log file and inspect's run and eval ids."""
+    """Two runs of the same questions made the same way (two quickstarts, a rerun) are one
+    system, as the report pools them: each sample once, from the later run, named by its log
+    file and inspect's run and eval ids; each log exported alone gives its own rows."""
     from inspect_ai.log import read_eval_log
 
     suite = tmp_path / "suite"
@@ -84,15 +85,54 @@ def test_rows_name_their_log_and_run(tmp_path: Path, probe_video: Path, make_q) 
     assert main(["export", str(tmp_path / "first"), str(tmp_path / "second"), "--format", "csv",
                  "--out", str(out)]) == 0
     table = list(csv.DictReader(out.open()))
-    assert len(table) == 4 and {"log", "run_id", "eval_id"} <= set(table[0])
-    assert len({(row["id"], row["epoch"]) for row in table}) == 2  # each sample twice
+    assert len(table) == 2 and {"log", "run_id", "eval_id"} <= set(table[0])
+    assert sorted(row["id"] for row in table) == ["q0", "q1"]
+    # the ids the later log records, read back from the file the rows name
+    header = read_eval_log(logs[1].location, header_only=True).eval
+    assert {(row["log"], row["run_id"], row["eval_id"]) for row in table} == {
+        (logs[1].location, header.run_id, header.eval_id)}
     for log in logs:
-        ours = [row for row in table if row["log"] == log.location]
-        assert sorted(row["id"] for row in ours) == ["q0", "q1"]
-        # the ids the log records, read back from the file the row names
-        header = read_eval_log(log.location, header_only=True).eval
-        assert {(row["run_id"], row["eval_id"]) for row in ours} == {
-            (header.run_id, header.eval_id)}
-    assert len({row["run_id"] for row in table}) == len({row["eval_id"] for row in table}) == 2
-    rows = export_rows(logs)
-    assert [r.log for r in rows] == [logs[0].location] * 2 + [logs[1].location] * 2
+        assert [(r.id, r.log) for r in export_rows([log])] == [
+            ("q0", log.location), ("q1", log.location)]
+
+
+def _as_killed(log, kept: int) -> None:
+    """Rewrite ``log`` as a run killed after ``kept`` samples leaves it: those samples, status
+    ``error``, no results (a real kill and its resume: ``tests/harness/test_resume.py``)."""
+    from inspect_ai.log import write_eval_log
+
+    write_eval_log(log.model_copy(update={"status": "error", "samples": log.samples[:kept],
+                                          "results": None}), log.location)
+
+
+def test_a_resumed_run_is_one_row_per_question(tmp_path: Path, probe_video: Path,
+                                               make_q) -> None:
+    """A run killed, resumed, killed again and resumed: three logs in its folder, one row per
+    question, each from the log that holds its final answer (the report's pooling)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "probe.mp4").write_bytes(probe_video.read_bytes())
+    write_jsonl(suite / "questions.jsonl", [make_q(i, Path("probe.mp4")) for i in range(4)])
+    log_dir = tmp_path / "logs"
+    options = {"task_args": {"suite": str(suite), "frames": 0}, "log_dir": log_dir,
+               "cache": False}
+    first = run_eval("synth_interference", "m3kit/builtin", **options)
+    _as_killed(first, 1)
+    second = run_eval("synth_interference", "m3kit/builtin", resume=True, **options)
+    _as_killed(second, 2)
+    final = run_eval("synth_interference", "m3kit/builtin", resume=True, **options)
+    assert final.status == "success" and len(list(log_dir.glob("*.eval"))) == 3
+
+    out = tmp_path / "rows.jsonl"
+    assert main(["export", str(log_dir), "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == ["q0", "q1", "q2", "q3"]
+    # the finished samples are carried into each resumed log: all come from the final one
+    assert {r["log"] for r in rows} == {final.location}
+    assert {r["eval_id"] for r in rows} == {final.eval.eval_id}
+    # the same run as the report reads it
+    from m3kit.benchmarks import benchmark_named
+    from m3kit.report.inputs import pooled_runs, read_inputs
+
+    (run,) = pooled_runs(benchmark_named("m3eval"), read_inputs([log_dir]).logs)
+    assert sorted(s.id for s in run.samples) == sorted(r["id"] for r in rows)

@@ -92,3 +92,27 @@ def test_summary_line_and_frame_policy_text() -> None:
     default = FramePolicyCard(policy="uniform", default="96, 144 for repetition")
     assert _card(frames=default).frames_text() == "uniform (96, 144 for repetition)"
     assert text_sha256("") == hashlib.sha256(b"").hexdigest()
+
+
+def test_media_identities_follow_the_question_files(tmp_path: Path) -> None:
+    questions = tmp_path / "q.json"
+    questions.write_bytes(b"[]")
+    alone = files_fingerprint([questions])
+    one, two = "11" * 32, "22" * 32
+    with_media = files_fingerprint([questions], [one, two])
+    assert with_media != alone
+    assert files_fingerprint([questions], [two, one]) != with_media  # order is part of it
+    assert files_fingerprint([questions], [one, None]) != with_media  # an absent file counts
+    assert files_fingerprint([questions], []) == alone
+
+
+def test_a_resumed_runs_card_takes_the_task_part_it_was_rebuilt_with() -> None:
+    run = _card(m3kit_version="1", generate_config={"temperature": 0},
+                frames_sent=FramesSent(samples=2, mean=4.0, min=4, max=4))
+    rebuilt = ReproCard(benchmark="m3eval", task="synth_nback", data_fingerprint="cd" * 32,
+                        frames=FramePolicyCard(policy="uniform", count=8))
+    card = run.with_task_part(rebuilt)
+    assert card.data_fingerprint == "cd" * 32 and card.prompt_sha256 is None
+    assert (card.model, card.model_args, card.m3kit_version, card.generate_config,
+            card.frames_sent) == (run.model, run.model_args, "1", {"temperature": 0},
+                                  run.frames_sent)

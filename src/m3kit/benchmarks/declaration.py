@@ -142,7 +142,9 @@ class Benchmark:
       numbers on the same page sets that section's digits, so one interval reads the same
       wherever the page shows it (``interval_spec``);
     - ``data_files``: ``(data path, **options)`` -> the question files the data set is read
-      from, in load order (its reproducibility card's fingerprint); ``scoring_rules``:
+      from, in load order, and ``data_media``: ``(data path, **options)`` -> the media files
+      its samples read (videos, transcripts, images...), in load order: its reproducibility
+      card's fingerprint (``m3kit.harness.card.data_fingerprint``); ``scoring_rules``:
       ``(**options)`` -> the scoring rule variants in force, by name. Each takes the
       ``score_predictions`` options it names (``predictions_card``);
     - ``stratum``: what ``m3kit eval --limit N --stratify`` samples evenly over, a field of
@@ -177,6 +179,7 @@ class Benchmark:
     summary_format: str = ".1f"
     interval_format: str | None = None
     data_files: Ref[Callable[..., list[Any]]] | None = None
+    data_media: Ref[Callable[..., list[Any]]] | None = None
     scoring_rules: Ref[Callable[..., dict[str, str]]] | None = None
     stratum: str = "question_type"
 
@@ -215,8 +218,8 @@ class Benchmark:
         external predictions file ``predictions`` against ``data``: versions, the data set's
         fingerprint, the scoring rules in force (``options``: ``score_predictions``'s, each
         function taking those it names), the predictions file's sha256; the model unknown."""
-        from m3kit.harness.card import predictions_card
-        from m3kit.schema.card import ReproCard, files_fingerprint
+        from m3kit.harness.card import data_fingerprint, predictions_card
+        from m3kit.schema.card import ReproCard
 
         def call(ref: Ref[Callable[..., Any]], *args: Any) -> Any:
             function = ref.load()
@@ -224,9 +227,10 @@ class Benchmark:
             return function(*args, **{k: v for k, v in options.items() if k in names})
 
         files = call(self.data_files, data) if self.data_files is not None else []
+        media = call(self.data_media, data) if files and self.data_media is not None else []
         card = ReproCard(
             benchmark=self.name,
-            data_fingerprint=files_fingerprint(files) if files else None,
+            data_fingerprint=data_fingerprint(files, media),
             scoring=call(self.scoring_rules) if self.scoring_rules is not None else {},
             judge_model=(str(options["judge_model"]) if options.get("judge_model") is not None
                          else None),

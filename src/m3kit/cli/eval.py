@@ -14,12 +14,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from m3kit.cli.options import parse_key_values
+from m3kit.cli.options import at_least, parse_key_values
 from m3kit.harness.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
 )
+from m3kit.harness.taskargs import RUN_MINIMUMS
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -105,9 +106,10 @@ def eval_command(
                                                        "key=value (repeatable).")] = None,
     model_arg: Annotated[list[str] | None, typer.Option("-M", "--model-arg", help="Model "
                                                         "option key=value (repeatable).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N samples "
-                                              "(with --stratify: N spread evenly over the "
-                                              "question types).")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", callback=at_least("--limit", RUN_MINIMUMS["limit"]),
+        help="Only the first N samples, N >= 1 (with --stratify: N spread evenly over the "
+        "question types).")] = None,
     stratify: Annotated[bool, typer.Option("--stratify", help="With --limit N: take the N "
                                            "samples round-robin over the benchmark's question "
                                            "types (its declared stratum), not the first N.")]
@@ -115,17 +117,22 @@ def eval_command(
     resume: Annotated[bool, typer.Option("--resume", help="Continue the newest unfinished run "
                                          "of this task and model in the log dir.")] = False,
     log_dir: Annotated[str, typer.Option("--log-dir", help="Where eval logs go.")] = "logs",
-    max_connections: Annotated[int, typer.Option("--max-connections", help="Concurrent model "
-                                                 "requests.")] = DEFAULT_MAX_CONNECTIONS,
-    max_retries: Annotated[int, typer.Option("--max-retries", min=1, help="Attempts of a model "
-                                             "request in total (first one included) before "
-                                             "the sample fails.")]
-    = DEFAULT_MAX_RETRIES,
-    max_failed: Annotated[int | None, typer.Option("--max-failed", min=0, help="Exit non-zero "
-                                                   "when more samples than this fail (default: "
-                                                   "only when every sample fails).")] = None,
-    attempt_timeout: Annotated[int, typer.Option("--attempt-timeout", help="Seconds before a "
-                                                 "model request is abandoned and retried.")]
+    max_connections: Annotated[int, typer.Option(
+        "--max-connections", callback=at_least("--max-connections",
+                                               RUN_MINIMUMS["max_connections"]),
+        help="Concurrent model requests (at least 1).")] = DEFAULT_MAX_CONNECTIONS,
+    max_retries: Annotated[int, typer.Option(
+        "--max-retries", callback=at_least("--max-retries", RUN_MINIMUMS["max_retries"]),
+        help="Attempts of a model request in total (first one included) before the sample "
+        "fails.")] = DEFAULT_MAX_RETRIES,
+    max_failed: Annotated[int | None, typer.Option(
+        "--max-failed", callback=at_least("--max-failed", RUN_MINIMUMS["max_failed"]),
+        help="Exit non-zero when more samples than this fail (default: only when every "
+        "sample fails).")] = None,
+    attempt_timeout: Annotated[int, typer.Option(
+        "--attempt-timeout", callback=at_least("--attempt-timeout",
+                                               RUN_MINIMUMS["attempt_timeout"]),
+        help="Seconds (at least 1) before a model request is abandoned and retried.")]
     = DEFAULT_ATTEMPT_TIMEOUT,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the response "
                                            "cache.")] = False,
@@ -143,7 +150,7 @@ def eval_command(
     """Evaluate a model (directly or through a memory) on an m3kit task."""
     from m3kit.benchmarks import run_eval
     from m3kit.harness.failures import check_failures
-    from m3kit.harness.skips import ingest_skipped_of, skipped_of
+    from m3kit.harness.skips import attachment_skips_of, skipped_of
     from m3kit.report.summary import summary_table
     from m3kit.schema.evallog import SKIPPED_KEY
 
@@ -177,9 +184,13 @@ def eval_command(
     skipped = skipped_of(log)
     _print_skips(console, f"skipped {skipped.count} record(s) while loading:", skipped.count,
                  skipped.reasons, f"log metadata {SKIPPED_KEY}")
-    ingested = [str(s) for s in ingest_skipped_of(log)]
-    _print_skips(console, f"skipped {len(ingested)} attachment(s) at memory ingest:",
-                 len(ingested), ingested, "each sample's record")
+    attachments = attachment_skips_of(log)
+    left_out = [str(s) for s in attachments.records]
+    _print_skips(console, f"skipped {len(left_out)} attachment(s) {attachments.stage}:",
+                 len(left_out), left_out, "each sample's record")
+    rebuilt = [str(s) for s in attachments.rebuilt]
+    _print_skips(console, f"rebuilt {len(rebuilt)} damaged stored index(es) at memory ingest:",
+                 len(rebuilt), rebuilt, "each sample's record")
     console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
     check_failures(log, max_failed)
 

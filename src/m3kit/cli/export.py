@@ -33,7 +33,7 @@ def export_command(
     if fmt not in EXPORT_FORMATS:
         raise M3kitError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}",
                          field="format")
-    inputs = read_inputs(logs)
+    inputs = read_inputs(logs, foreign=True)  # a foreign task's rows as they are
     for skipped in inputs.skipped:
         typer.echo(f"m3kit: skipped: {skipped}", err=True)
     if not inputs.logs:

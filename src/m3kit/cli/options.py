@@ -5,13 +5,19 @@ means the same to ``m3kit`` and to ``inspect``: ``n=3`` is the integer 3, ``x=1.
 ``flag=true`` / ``flag=yes`` / ``flag=on`` the boolean True (YAML 1.1 booleans, as PyYAML reads
 them), ``s=abc`` the string ``"abc"``, ``j={"a": 1}`` or ``j={a: 1}`` a mapping, ``l=[1, 2]`` a
 list, ``k=`` and ``k=null`` None. A value that is not valid YAML, or that YAML would read as a
-date or a time (``d=2024-01-01``), stays the string as typed.
+date or a time (``d=2024-01-01``), stays the string as typed. (YAML 1.1 reads ``1e-9`` as text:
+a task's numeric parameter gets the number, ``m3kit.harness.taskargs``.)
+
+A numeric option takes ``callback=at_least(option, low)``: a value below ``low``, or one that is
+not finite (a float option reads ``inf`` and ``nan``), is one ``OptionError`` line naming the
+option, exit 2, while the command line is read, before any work.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +25,7 @@ import typer
 from m3kit.errors import M3kitError
 
 __all__ = ["AsJsonOption", "CallAttemptsOption", "CallTimeoutOption", "ModelArgsOption",
-           "NoCacheOption", "OptionError", "QuietOption", "parse_key_values"]
+           "NoCacheOption", "OptionError", "QuietOption", "at_least", "parse_key_values"]
 
 # Options several verbs share (``m3kit judge-agreement``'s judges, and any verb's ``--json``).
 ModelArgsOption = Annotated[
@@ -31,16 +37,38 @@ NoCacheOption = Annotated[
 AsJsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bars (for scripts); "
                                            "results and warnings are still printed.")]
-# A construction pipeline's model calls (``m3kit.models.backend.InspectBackend``).
-CallAttemptsOption = Annotated[int, typer.Option(
-    "--call-attempts", min=1, help="Attempts of one model call in total, with exponential "
-    "backoff between them, before the run stops with the reason.")]
-CallTimeoutOption = Annotated[float, typer.Option(
-    "--call-timeout", min=1, help="Seconds before one attempt of a model call is abandoned.")]
 
 
 class OptionError(M3kitError, ValueError):
     """A command-line option has the wrong form."""
+
+
+def at_least(option: str, low: float) -> Callable[[Any], Any]:
+    """A typer ``callback`` for the numeric ``option``: its value as given, or an
+    ``OptionError`` naming ``option`` when it is below ``low`` or not finite; left out
+    (``None``) it passes."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, float) and not math.isfinite(value):
+            raise OptionError(f"must be a finite number, got {value}", field=option)
+        if value < low:
+            raise OptionError(f"must be at least {low:g}, got {value:g}",
+                              field=option)
+        return value
+
+    return check
+
+
+# A construction pipeline's model calls (``m3kit.models.backend.InspectBackend``).
+CallAttemptsOption = Annotated[int, typer.Option(
+    "--call-attempts", callback=at_least("--call-attempts", 1), help="Attempts of one model "
+    "call in total, with exponential backoff between them, before the run stops with the "
+    "reason.")]
+CallTimeoutOption = Annotated[float, typer.Option(
+    "--call-timeout", callback=at_least("--call-timeout", 1), help="Seconds before one "
+    "attempt of a model call is abandoned.")]
 
 
 def parse_key_values(items: Iterable[str] | None, option: str) -> dict[str, Any]:

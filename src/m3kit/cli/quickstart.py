@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from m3kit.cli.options import at_least
+from m3kit.harness.taskargs import RUN_MINIMUMS
 from m3kit.quickstart import DEFAULT_FRAMES
 from m3kit.schema.report import Table, cell_text, plain_text
 
@@ -20,8 +22,11 @@ def quickstart(
     out_dir: Annotated[Path, typer.Option("--out", "--out-dir", help="Suite, logs and report.")] = Path("m3kit-quickstart"),
     model: Annotated[str, typer.Option("--model", help="PROVIDER/MODEL to evaluate.")] = "m3kit/builtin",
     memories: Annotated[str, typer.Option("--memories", help="Comma-separated: none, context, rag.")] = "none,rag",
-    frames: Annotated[int, typer.Option("--frames", help="Uniform frames per probe.")] = DEFAULT_FRAMES,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions per task.")] = None,
+    frames: Annotated[int, typer.Option("--frames", callback=at_least("--frames", 0),
+                                        help="Uniform frames per probe.")] = DEFAULT_FRAMES,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", callback=at_least("--limit", RUN_MINIMUMS["limit"]),
+        help="Only the first N questions per task (N >= 1).")] = None,
 ) -> None:
     """Build a small synthetic suite, evaluate the model with and without memory, print tables."""
     from m3kit.errors import M3kitError

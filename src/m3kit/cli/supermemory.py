@@ -20,7 +20,8 @@ app = typer.Typer(help="SuperMemory-VQA: a synthetic suite in the released layou
 @app.command("synth")
 def synth(
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Dataset root to write (default: the m3kit cache, named by the config).")]
+        "--out", help="Dataset root to write: a new or empty folder, or one holding this "
+                      "config's suite (default: the m3kit cache, named by the config).")]
         = None,
     persons: Annotated[int | None, typer.Option("--persons", help="Persons (default 10).")]
         = None,

@@ -13,9 +13,10 @@ frames were sampled). The policy's ``scopes`` therefore hold one stable hash of:
   ``OPENAI_BASE_URL``, ``<SERVICE>_BASE_URL``), its arguments and its generate config;
 - the memory's configuration and the frame policy.
 
-Never a credential: arguments, config entries and URL parts whose names look like one
-(``is_secret_name``) and ``user:password@`` are left out, so a key is never hashed and a rotated
-key keeps the cache. Knobs that change how a request is sent but not its answer
+Never a credential: arguments and config entries whose names look like one
+(``is_secret_name``), credential query parameters (``is_secret_query``: ``?key=…``, ``?sig=…``)
+and ``user:password@`` are left out, so a key is never hashed and a rotated key or signature
+keeps the cache. Knobs that change how a request is sent but not its answer
 (``max_retries``, timeouts, connections) are left out too.
 """
 
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from m3kit.harness.endpoint import model_endpoint
-from m3kit.models.redact import is_secret_name
+from m3kit.models.redact import is_secret_name, is_secret_query
 
 if TYPE_CHECKING:
     from inspect_ai.model import CachePolicy, Model
@@ -62,14 +63,14 @@ def _public(value: Any, drop: frozenset[str] = frozenset()) -> Any:
 
 
 def public_url(url: str) -> str:
-    """``url`` without credentials (no ``user:password@``, no query parameter whose name looks
-    like one, such as ``?key=…``) and without a trailing slash."""
+    """``url`` without credentials (no ``user:password@``, no credential query parameter such
+    as ``?key=…`` or ``?sig=…``) and without a trailing slash."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-                       if not is_secret_name(k)])
+                       if not is_secret_query(k)])
     return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), query, ""))
 
 

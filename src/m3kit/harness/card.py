@@ -1,5 +1,6 @@
 """The run's reproducibility card (``m3kit.schema.card.ReproCard``): the task's part completed
-with the versions, the model, its arguments, base URL and generation config.
+with the versions, the model, its arguments, base URL and generation config; and the data
+set's fingerprint a task records (``data_fingerprint``).
 
 Credentials never enter a card: the model's arguments and base URL pass through
 ``m3kit.models.redact.public_model_args`` and ``public_base_url``.
@@ -7,13 +8,23 @@ Credentials never enter a card: the model's arguments and base URL pass through
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from m3kit.errors import MediaError
+from m3kit.media.identity import IdentityCache
 from m3kit.models.redact import public_base_url, public_model_args
-from m3kit.schema.card import CARD_KEY, TASK_CARD_KEY, FramePolicyCard, ReproCard, file_sha256
+from m3kit.schema.card import (
+    CARD_KEY,
+    TASK_CARD_KEY,
+    FramePolicyCard,
+    ReproCard,
+    file_sha256,
+    files_fingerprint,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -21,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "card_metadata",
+    "data_fingerprint",
     "frame_policy_card",
     "package_version",
     "predictions_card",
@@ -49,6 +61,35 @@ def frame_policy_card(frames: int | None, fps: float | None, max_side: int | Non
         return FramePolicyCard(policy="fps", count=frames, fps=fps, max_side=max_side)
     return FramePolicyCard(policy="uniform", count=frames, max_side=max_side,
                            default=default if frames is None else None)
+
+
+def data_fingerprint(question_files: Sequence[str | Path],
+                     media_files: Iterable[str | Path] = (), *,
+                     identities: IdentityCache | None = None) -> str | None:
+    """The fingerprint of a data set (``m3kit.schema.card.files_fingerprint``): its question
+    files, whole, then every media file its samples read (videos, transcripts, subtitles,
+    images, PDFs: each benchmark's loader lists them), each by its sampled content identity
+    (``m3kit.media.identity``: the size and the first, middle and last MiB, so a multi-GB video
+    costs 3 MiB of reading), each file once, where the list first names it. A media file that
+    is not there or cannot be read counts as absent (a sample that needs it fails by name).
+    ``identities``: a cache to share between several fingerprints of one process (a file is
+    hashed again only when its stat changes). ``None`` without question files (questions built
+    in code)."""
+    if not question_files:
+        return None
+    cache = identities if identities is not None else IdentityCache()
+    seen: set[str] = set()
+    media: list[str | None] = []
+    for path in media_files:
+        name = os.path.abspath(path)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            media.append(cache.identity(path))
+        except MediaError:
+            media.append(None)
+    return files_fingerprint(question_files, media)
 
 
 def task_card_metadata(card: ReproCard) -> dict[str, Any]:

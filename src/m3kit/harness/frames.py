@@ -160,14 +160,20 @@ def select_frames(
 
 
 async def image_content(frames: list[SelectedFrame], detail: str = "auto") -> list[ContentImage]:
-    """The frames as inline image content for a model call (read from the store now)."""
+    """The frames as inline image content for a model call (read from the store now, in a
+    worker thread), each through the pixel bound every image passes before it is sent
+    (``m3kit.media.image.image_data_uri``: a frame over it is a ``MediaTooLargeError`` naming
+    it and its video)."""
+    import anyio
     from inspect_ai.model import ContentImage
-    from inspect_ai.util import materialize_media
 
-    return [
-        ContentImage(image=await materialize_media(f.path), detail=detail)  # type: ignore[arg-type]
-        for f in frames
-    ]
+    from m3kit.media.image import image_data_uri
+
+    def inline() -> list[str]:
+        return [image_data_uri(f.path, record=f"{f.video}#{f.index}") for f in frames]
+
+    uris = await anyio.to_thread.run_sync(inline) if frames else []
+    return [ContentImage(image=uri, detail=detail) for uri in uris]  # type: ignore[arg-type]
 
 
 def policy_fingerprint(policy: FramePolicy) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from m3kit.errors import M3kitError
 from m3kit.harness.endpoint import azure_or_bedrock, model_endpoint
 from m3kit.harness.responses_api import responses_fix, responses_probe, uses_responses_api
 from m3kit.models.client import client_retries_off
+from m3kit.models.credentials import keep_credentials
 from m3kit.models.redact import one_line
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ def _flatten(message: str) -> str:
 
 def check_model(model: str | Model, model_args: Mapping[str, Any] | None = None) -> Model:
     """The model, constructed, with its client's own retries off and (when it is served over
-    HTTP) answering; else ``PreflightError`` naming the model."""
+    HTTP) answering, and recorded without credentials (``keep_credentials``: every model m3kit
+    runs, judges included, passes here); else ``PreflightError`` naming the model."""
     from inspect_ai.model import Model, get_model
 
     if isinstance(model, Model):
@@ -84,7 +86,7 @@ def check_model(model: str | Model, model_args: Mapping[str, Any] | None = None)
             raise PreflightError(f"model {model}: {_flatten(str(exc))}") from None
     client_retries_off(resolved)
     _check_server(resolved)
-    return resolved
+    return keep_credentials(resolved)
 
 
 def _openai_bearer(api: object) -> bool:

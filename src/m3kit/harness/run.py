@@ -18,7 +18,17 @@ one ``PreflightError`` line with every secret redacted).
 
 The run records its reproducibility card (``m3kit.harness.card.run_card``: the task's part,
 the versions, the model and its arguments without credentials, the generation config) in the
-log's eval metadata under ``m3kit.schema.card.CARD_KEY``; a resumed run keeps its log's card.
+log's eval metadata under ``m3kit.schema.card.CARD_KEY``. A resumed run keeps its log's eval
+metadata (inspect's ``eval_retry`` takes no new metadata), but inspect rebuilds the task and
+records its metadata anew over it: the task's part of the card (``TASK_CARD_KEY``: data
+fingerprint, prompt, frames...) is then this run's, and ``m3kit.report.logs.logged_card`` reads
+it from there, so a question file or video changed before the resume gives the new fingerprint.
+
+No credential reaches the log, the response cache or inspect's trace file
+(``m3kit.models.credentials``): the model is recorded with its public base URL and arguments
+while its provider connects with the real ones, every secret it uses is scrubbed from what its
+provider returns or raises, and a resumed run is handed the live model (inspect would rebuild
+it from the log header, which no longer holds the credentials).
 
 While it runs, the run holds a lock file in ``log_dir`` (``m3kit.harness.runlock``): a resume of
 a run that is still going, or of one another resume has just taken, is refused with one line;
@@ -65,7 +75,8 @@ from m3kit.harness.preflight import PreflightError, check_model
 from m3kit.harness.progress import RunProgress, reporting
 from m3kit.harness.runlock import RunLockedError, held_lock, resume_lock, run_key
 from m3kit.harness.stratify import DEFAULT_STRATUM, sample_stratum, stratified_ids
-from m3kit.harness.taskargs import ArgumentRange, build, check_args
+from m3kit.harness.taskargs import ArgumentRange, build, check_args, check_run_numbers
+from m3kit.models.credentials import request_lines_redacted, serve_on_retry
 from m3kit.models.noise import inspect_hooks_noise_dropped
 from m3kit.models.redact import one_line
 
@@ -204,6 +215,8 @@ def run_eval(
     """
     import inspect_ai
 
+    check_run_numbers(limit=limit, max_connections=max_connections, max_retries=max_retries,
+                      attempt_timeout=attempt_timeout)  # before any work
     args = dict(task_args or {})
     if memory is not None:
         args["memory"] = memory
@@ -220,7 +233,9 @@ def run_eval(
     else:
         name = task
     if spec is not None:
-        check_args(spec.name, spec.function, args, spec.ranges)  # cheap: before the network
+        # cheap: before the network; numbers as the task's types say ("1e-9" a float)
+        args = check_args(spec.name, spec.function, args, spec.ranges)
+    # recorded without credentials, connecting with them (m3kit.models.credentials)
     resolved = check_model(model, model_args)
     built: str | Task = name
     if spec is not None:
@@ -261,7 +276,7 @@ def run_eval(
     lock = resume_lock if resume else held_lock
     run_progress = (RunProgress(label, None if resume else _sample_count(built, limit, sample_ids),
                                 progress) if progress is not None else None)
-    with (_sigterm_as_interrupt(), inspect_hooks_noise_dropped(),
+    with (_sigterm_as_interrupt(), inspect_hooks_noise_dropped(), request_lines_redacted(),
           lock(log_dir, key, task=label, model=str(resolved)), reporting(run_progress),
           run_progress.running() if run_progress is not None else nullcontext()):
         return _run_locked(inspect_ai, built, name, resolved, args, limit, resume, log_dir,
@@ -320,6 +335,8 @@ def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: 
             return done
         if previous is not None:
             logger.info("resuming %s", previous.location)
+            # inspect rebuilds the model from the log header, which holds no credentials
+            serve_on_retry(resolved, previous.eval)
             # by its location, not the header ``find_resumable`` read: given a log object,
             # inspect reuses the samples it holds, and a header holds none (every finished
             # sample would run again, hidden only by the response cache)

@@ -5,9 +5,13 @@ A task records the loader's skips as task metadata ``m3kit_skipped``: a list of 
 ``inspect eval`` the task logs one warning line (``warn_skipped``); ``m3kit eval`` prints the
 reasons after the run (``skipped_of``).
 
-What a memory's ingest left out (an attachment damaged or over the pixel bound) is in the
-``SampleRecord`` of the sample that built the key's index; ``ingest_skipped_of`` gathers it,
-each skip once however many samples (or resumed runs) recorded it.
+Attachments a run left out are in the samples' ``SampleRecord.skipped``: what a memory's ingest
+left out (an attachment damaged or over the pixel bound), recorded by the sample that built the
+key's index, or, answering directly, the images the pixel bound kept out of a sample's message
+(recorded by each sample that would have sent them). ``attachment_skips_of`` gathers them, each
+skip once however many samples (or resumed runs) recorded it, with the stage that left them
+out, as ``m3kit eval`` names it ("skipped N attachment(s) at memory ingest" / "not sent to the
+model").
 """
 
 from __future__ import annotations
@@ -18,14 +22,18 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from m3kit.memory.store import is_rebuilt_record
 from m3kit.schema.evallog import SKIPPED_KEY, read_record
 from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-__all__ = ["SKIPPED_KEY", "Skipped", "ingest_skipped_of", "skipped_of", "warn_skipped"]
+__all__ = ["SKIPPED_KEY", "AttachmentSkips", "Skipped", "attachment_skips_of", "skipped_of",
+           "warn_skipped"]
 
+INGEST_STAGE = "at memory ingest"
+SEND_STAGE = "not sent to the model"
 
 
 class Skipped(BaseModel):
@@ -58,15 +66,35 @@ def skipped_of(log: EvalLog) -> Skipped:
     return Skipped(count=0, reasons=[])
 
 
-def ingest_skipped_of(log: EvalLog) -> list[SkippedRecord]:
-    """What the memory ingests of a run left out (the log read with its samples), in log
-    order, each skip once."""
+class AttachmentSkips(BaseModel):
+    """Attachments a run left out, each once, in log order, and where: ``stage`` is
+    ``"at memory ingest"`` (a memory's ingest) or ``"not sent to the model"`` (a direct
+    answer's message, by the pixel bound). ``rebuilt``: the damaged stored indexes a memory's
+    ingest found and rebuilt, which are not attachments left out and are shown apart."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stage: str
+    records: list[SkippedRecord]
+    rebuilt: list[SkippedRecord] = []
+
+
+def attachment_skips_of(log: EvalLog) -> AttachmentSkips:
+    """What the samples of a run (the log read with its samples) left out of their memory's
+    ingest or their message, each skip once."""
     seen: dict[SkippedRecord, None] = {}
+    memory = False
     for sample in log.samples or []:
         try:
             record = read_record(sample.metadata)
         except ValueError:  # a record this version cannot read: it names no skip
             continue
-        for skip in record.skipped if record is not None else []:
+        if record is None:
+            continue
+        memory = memory or record.memory is not None
+        for skip in record.skipped:
             seen.setdefault(skip, None)
-    return list(seen)
+    rebuilt = [s for s in seen if is_rebuilt_record(s)]
+    return AttachmentSkips(stage=INGEST_STAGE if memory else SEND_STAGE,
+                           records=[s for s in seen if not is_rebuilt_record(s)],
+                           rebuilt=rebuilt)

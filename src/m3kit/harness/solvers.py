@@ -43,6 +43,7 @@ from m3kit.harness.sample_state import (
 from m3kit.paths import cache_dir
 from m3kit.schema import ImageRef, Question
 from m3kit.schema.evallog import (
+    INPUTS_FAILURE,
     MEDIA_FAILURE,
     MEDIA_ROOT_KEY,
     MEMORY_KEY,
@@ -168,6 +169,12 @@ def direct_solver(
             content, images = await message(state, question, record)
         except (M3kitError, OSError) as exc:
             return fail(state, record, f"{failure} {failure_reason(exc)}")
+        except Exception as exc:
+            if passes_through(exc):
+                raise
+            # a bug or a value no check caught (a date out of range...): this sample's
+            # failure, never the run's (issue 23: one bad record never sinks the others)
+            return fail(state, record, f"{INPUTS_FAILURE} {failure_reason(exc)}")
         state.messages = [ChatMessageUser(content=content)]
         key = cache_scope(get_model(), **dict(scope(question) if scope else {}))
         return await generate_answer(state, generate, record,
@@ -235,12 +242,19 @@ def memory_solver(
                         entries(state, question, None, ingested=False))
         from inspect_ai.model import get_model
 
+        try:
+            asked = prompt(state, question)
+        except Exception as exc:
+            if passes_through(exc):
+                raise
+            return fail(state, record, f"{INPUTS_FAILURE} {failure_reason(exc)}",
+                        entries(state, question, None))
         key_scope = cache_scope(
             get_model(), memory={"name": memory.name, **memory.config()},
             **dict(scope(question) if scope else {}),
         )
         state, result = await answer_from_memory(
-            state, record, memory, key, prompt(state, question), query=question.text,
+            state, record, memory, key, asked, query=question.text,
             time=question.time, cache=response_cache(cache, key_scope),
             extra=entries(state, question, None),
         )

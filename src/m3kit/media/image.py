@@ -11,6 +11,10 @@ image, or a web link. Inline images are decoded here, their base64 bounded by
 ``MAX_INLINE_IMAGE_BYTES`` before it is decoded, a malformed one an ``InlineImageError``; a web
 link is never fetched (m3kit runs offline): reading one is a ``RemoteImageError``, and
 ``image_available`` tells a caller beforehand, so that the image's caption stands in for it.
+
+``image_data_uri`` is the gate every image passes before it leaves the machine (a model
+message, inline, whatever provider receives it): the same pixel bound, checked from the header,
+and the inline byte bound, so a bomb is refused by name where it would have been sent.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import mimetypes
 import re
 import warnings
 from collections.abc import Iterator
@@ -41,6 +46,7 @@ __all__ = [
     "check_image",
     "decode_image_rgb",
     "image_available",
+    "image_data_uri",
     "image_ref_label",
     "inline_image_bytes",
     "read_image_rgb",
@@ -164,15 +170,61 @@ def check_image(
     kept for later, so a decompression bomb or a file that is no image is refused up front with
     the errors of ``read_image_rgb``. (A JPEG damaged after its header passes; it fails when
     decoded.)"""
+    source, shown = _source(path, record)
+    return _checked(source, shown, record, max_pixels)[0]
+
+
+def image_data_uri(
+    ref: str | Path,
+    *,
+    record: str | None = None,
+    max_pixels: int = MAX_IMAGE_PIXELS,
+    max_bytes: int = MAX_INLINE_IMAGE_BYTES,
+) -> str:
+    """The image ``ref`` names (a file, or a ``data:`` URI) as the data URI a model is sent,
+    checked first as ``check_image`` checks it: over ``max_pixels`` (a decompression bomb) it is
+    a ``MediaTooLargeError``, no image a ``CorruptMediaError``, a web link a ``RemoteImageError``
+    (never fetched), no file a ``MediaNotFoundError``; a file over ``max_bytes`` (the bound an
+    inline image has) is refused before it is read. Each error names ``ref`` and ``record``. The
+    media type is the one the image's header shows, not its file name's."""
+    text = str(ref)
+    if text.startswith(INLINE_IMAGE_PREFIX):
+        check_image(text, record=record, max_pixels=max_pixels)
+        return text
+    if text.startswith(REMOTE_IMAGE_PREFIXES):
+        _source(text, record)  # raises RemoteImageError
+    file = Path(ref)
+    if not image_available(file):
+        raise MediaNotFoundError("image file not found", path=file, record=record)
+    try:
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise MediaTooLargeError(f"image file of {size} bytes is over the bound of "
+                                     f"{max_bytes} bytes", path=file, record=record)
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise MediaNotFoundError("image file not found", path=file, record=record) from None
+    except OSError as exc:
+        raise CorruptMediaError(f"cannot read the image ({exc})", path=file,
+                                record=record) from None
+    mime = _checked(io.BytesIO(data), file, record, max_pixels)[1]
+    mime = mime or mimetypes.guess_type(file.name)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _checked(
+    source: Path | io.BytesIO, shown: str | Path | None, record: str | None, max_pixels: int
+) -> tuple[tuple[int, int], str | None]:
+    """The size and media type of the image ``source`` holds, from its header and checksums."""
     from PIL import Image, UnidentifiedImageError
 
-    source, shown = _source(path, record)
     try:
         with _bounded_warnings(), Image.open(source) as image:
             size = image.size
             _check_size(size, max_pixels, shown, record)
+            mime = Image.MIME.get(image.format or "")
             image.verify()
-            return size
+            return size, mime
     except Image.DecompressionBombError as exc:
         raise _bomb(exc, max_pixels, shown, record) from None
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:

@@ -47,7 +47,14 @@ import numpy as np
 from PIL import Image
 
 from m3kit.errors import FrameStoreError
-from m3kit.files import atomic_file, commit_temp, is_temp_name, new_temp_beside
+from m3kit.files import (
+    STALE_TEMP_S,  # noqa: F401 - re-exported: the age of a dead writer's temporary file
+    atomic_file,
+    commit_temp,
+    is_orphan_temp,
+    is_temp_name,
+    new_temp_beside,
+)
 from m3kit.media.budget import check_frames_fit
 from m3kit.media.container import open_video
 from m3kit.media.decode import VideoDecoder, frame_to_rgb
@@ -70,9 +77,6 @@ BUSY_TIMEOUT_S = 60.0
 SCHEMA_VERSION = 1
 # Part of every key: bump when the stored bytes for a key would change meaning.
 KEY_VERSION = "m3kit-frame-v1"
-# Temporary files older than this belong to a writer that died, even while other processes
-# have the store open; ``clear`` and every open remove them.
-STALE_TEMP_S = 3600.0
 # Bytes of decoded frames waiting for the image encoder: a large frame (8000x8000 RGB is 192 MB)
 # is encoded before the next one is decoded.
 MAX_PENDING_BYTES = 128 * 2**20
@@ -571,7 +575,7 @@ class FrameStore:
 
     def _reclaim_orphans(self, alone: bool) -> None:
         """Reconcile the folders with the database (module docstring); counts in ``stats``."""
-        cutoff = time.time() - STALE_TEMP_S
+        now = time.time()
         with self._write_txn() as conn:
             recorded = dict(conn.execute("SELECT name, size FROM frames").fetchall())
             seen: set[str] = set()
@@ -580,7 +584,7 @@ class FrameStore:
                 for entry in _scan(directory):
                     name = entry.name
                     if is_temp_name(name):
-                        if alone or _mtime(entry) < cutoff:
+                        if alone or is_orphan_temp(entry, now=now):
                             self._remove_orphan(entry)
                     elif name in recorded:
                         seen.add(name)
@@ -811,20 +815,13 @@ def _unlink(path: Path) -> None:
 
 def _remove_unrecorded(frames_dir: Path) -> None:
     """Delete images with no row, and temporary files old enough to be a dead writer's."""
-    cutoff = time.time() - STALE_TEMP_S
+    now = time.time()
     for shard in frames_dir.iterdir():
         if not shard.is_dir():
             continue
         for entry in os.scandir(shard):
-            if not is_temp_name(entry.name) or _mtime(entry) < cutoff:
+            if not is_temp_name(entry.name) or is_orphan_temp(entry, now=now):
                 _unlink(Path(entry.path))
-
-
-def _mtime(entry: os.DirEntry) -> float:
-    try:
-        return entry.stat().st_mtime
-    except OSError:
-        return float("inf")  # gone already: nothing to remove
 
 
 def _flock(fd: int | None, *, shared: bool, wait: bool = True) -> bool:

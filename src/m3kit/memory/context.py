@@ -33,6 +33,18 @@ if TYPE_CHECKING:
     from m3kit.perception.base import TextReader
 
 
+
+# m3kit's token estimate where no tokenizer is at hand (this memory's budget, M3Exam's ``full``
+# regime, SuperMemory's transcript budget): a quarter of a token per character, the usual
+# English rate of BPE tokenizers (about 4 characters a token).
+TOKENS_PER_CHAR = 0.25
+
+
+def estimated_tokens(text: str, tokens_per_char: float = TOKENS_PER_CHAR) -> int:
+    """The tokens ``text`` is counted as against a budget: ``ceil(chars * tokens_per_char)``."""
+    return math.ceil(len(text) * tokens_per_char)
+
+
 class ContextMemory(OcrSurrogates, Memory):
     """Everything that fits: the newest visible items within ``token_budget`` tokens.
 
@@ -59,7 +71,7 @@ class ContextMemory(OcrSurrogates, Memory):
         token_budget: int = 32_000,
         image_tokens: int = 256,
         send_images: bool = True,
-        tokens_per_char: float = 0.25,
+        tokens_per_char: float = TOKENS_PER_CHAR,
         ocr: bool = True,
         reader: TextReader | None = None,
     ) -> None:
@@ -127,7 +139,7 @@ class ContextMemory(OcrSurrogates, Memory):
         return sent_as_image(item, self.send_images)
 
     def _tokens(self, text: str) -> int:
-        return math.ceil(len(text) * self.tokens_per_char)
+        return estimated_tokens(text, self.tokens_per_char)
 
 
 def sent_as_image(item: MemoryItem, send_images: bool) -> bool:
@@ -246,10 +258,11 @@ async def ask_model(
 
 
 async def _data_uri(path: str) -> str:
-    from inspect_ai.util import materialize_media
+    # through the pixel bound every sent image passes (the ingest checked it already)
+    from m3kit.media.image import image_data_uri
 
     try:
-        return await materialize_media(path)
+        return await anyio.to_thread.run_sync(image_data_uri, path)
     except FileNotFoundError:
         # A frame evicted from the frame store since the build: name it, do not hide it.
         raise MediaNotFoundError("image file not found when sending it", path=path) from None

@@ -107,6 +107,7 @@ class EgoRagMemory(PersistentMemory):
     ``lexical`` (BM25 alone), at every level."""
 
     name = "egorag"
+    state_model = _Percepts
 
     def __init__(
         self,

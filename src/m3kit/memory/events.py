@@ -238,11 +238,13 @@ def items_from_events(
 
     An image that cannot be decoded (damaged, over the pixel bound) costs its own item, not the
     key's memory: it is left out, logged, and appended to ``skipped`` when given (the memory's
-    ``Memory.skipped`` record).
+    ``Memory.skipped`` record). Without a reader each image is checked from its header, so a
+    memory that sends images (``context``) never holds one it cannot send.
     """
     ordered = merge_events(events)
     _check_unique_ids(key, ordered)
-    ocr, unusable = _read_images(ordered, reader) if reader is not None else ({}, [])
+    ocr, unusable = (_read_images(ordered, reader) if reader is not None
+                     else ({}, _unsendable_images(ordered)))
     for error in unusable:
         logger.warning("memory %s: attachment skipped: %s", key, error)
     if skipped is not None:
@@ -334,6 +336,23 @@ def _check_unique_ids(key: str, events: Sequence[MemoryEvent]) -> None:
             raise SchemaError(f"two events of memory key {key!r} share an id",
                               record=event.id, field="id")
         seen.add(event.id)
+
+
+def _unsendable_images(events: Sequence[MemoryEvent]) -> list[MediaError]:
+    """The errors of the images (files and inline images; a web link is never read) that fail
+    the pixel bound or are no image, from their headers (``m3kit.media.image.check_image``),
+    each naming its event. A missing file still raises, as in ``_read_images``."""
+    from m3kit.media.image import check_image
+
+    unusable: list[MediaError] = []
+    for event in events:
+        if (event.kind in VISUAL_KINDS and isinstance(event.media, ImageRef)
+                and not event.media.remote):
+            try:
+                check_image(event.media.path, record=event.id)
+            except (CorruptMediaError, MediaTooLargeError) as exc:
+                unusable.append(exc)
+    return unusable
 
 
 def _read_images(

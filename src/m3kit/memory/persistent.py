@@ -4,8 +4,11 @@
 embeddings over hours of video per key; neither may be paid twice. Their build goes through the
 ``IndexStore``: the stored version for (config, key, events) is loaded and nothing is computed;
 a stored version built from a prefix of the events is extended with the new events only
-(incremental ingest); otherwise the index is built and stored. A damaged stored version is
-reported in ``skipped(key)`` (``CorruptIndexError``: the file and why) and rebuilt.
+(incremental ingest); otherwise the index is built and stored. A damaged stored version (any
+way it fails to load, or arrays and state that are not what this memory writes) is reported in
+``skipped(key)`` as a rebuilt index (``store.rebuilt_record``: the file, the key and why) and
+rebuilt. A store that cannot be written (read-only, full) costs one warning per memory: each
+index is then kept in memory for the run (``BuildReport.saved`` false), not thrown away.
 
 ``report(key)`` says how the key's index came about (``stored``, ``extended``, ``built``), how
 many events were perceived, and the perception cost: the usage record's index-build account.
@@ -14,6 +17,7 @@ many events were perceived, and the perception cost: the usage record's index-bu
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
@@ -29,7 +33,14 @@ from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
 from m3kit.memory.hybrid import RetrievalMode, checked_retrieval
 from m3kit.memory.index import IndexFactory, VectorIndex, make_index
 from m3kit.memory.lexical import LexicalIndex
-from m3kit.memory.store import CorruptIndexError, IndexStore, StoredIndex, event_hash
+from m3kit.memory.store import (
+    CorruptIndexError,
+    IndexStore,
+    IndexWriteError,
+    StoredIndex,
+    event_hash,
+    rebuilt_record,
+)
 from m3kit.perception.pipeline import (
     Executor,
     FrameInput,
@@ -42,7 +53,6 @@ from m3kit.perception.pipeline import (
     run_jobs,
 )
 from m3kit.schema.media import ImageRef
-from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder
@@ -54,13 +64,15 @@ Origin = Literal["stored", "extended", "built"]
 
 class BuildReport(BaseModel):
     """How a key's index came about: loaded as stored, extended with new events, or built; the
-    events perceived and the texts embedded this time; the perception cost."""
+    events perceived and the texts embedded this time; the perception cost; whether it is
+    stored (``saved`` false: the store could not be written, the index lives in memory)."""
 
     origin: Origin
     events: int
     new_events: int
     embedded: int = 0
     corrupt_store: bool = False
+    saved: bool = True
     cost: PerceptionCost = Field(default_factory=PerceptionCost)
 
 
@@ -94,6 +106,9 @@ class PersistentMemory(Memory):
     # a person's days as dates, ``events.time_label``, not hours since 1970) makes the stores
     # written before it miss and rebuild instead of serving the old texts.
     text_format: ClassVar[int] = 2
+    # The record a stored ``state.json`` holds: checked on load, so that a state that does not
+    # parse is a damaged store (rebuilt), not a failed sample.
+    state_model: ClassVar[type[BaseModel]]
 
     def __init__(
         self,
@@ -123,6 +138,8 @@ class PersistentMemory(Memory):
         self._perceivers = perceivers
         self._progress = progress
         self._reports: dict[str, BuildReport] = {}
+        self._unsaved_warned = False
+        self._warn_lock = threading.Lock()
 
     # -- what subclasses share -------------------------------------------------------------------
 
@@ -226,10 +243,12 @@ class PersistentMemory(Memory):
         if self.store is not None:
             try:
                 stored = self.store.lookup(self.store_config(), key, hashes)
+                if stored is not None:
+                    self._check_stored(stored)
             except CorruptIndexError as exc:
-                logger.warning("memory %s: %s; building it again", key, exc)
-                self._skip(key, [SkippedRecord.from_error(exc)])
-                corrupt = True
+                logger.warning("memory %s: damaged stored index %s; building it again", key, exc)
+                self._skip(key, [rebuilt_record(key, exc)])
+                stored, corrupt = None, True
         done = len(stored.event_hashes) if stored is not None else 0
         return _Plan(key=key, hashes=hashes, new_events=ordered[done:], stored=stored,
                      corrupt=corrupt)
@@ -247,14 +266,47 @@ class PersistentMemory(Memory):
         result, embedded, cost = self._finish(key, plan.new_events, stored, results)
         result.key = key
         result.event_hashes = plan.hashes
-        if self.store is not None:
-            self.store.save(self.store_config(), result)
+        saved = self.store is not None and self._save(result)
         self._load_all(key, result)
         self._reports[key] = BuildReport(
             origin="extended" if stored is not None else "built", events=len(plan.hashes),
             new_events=len(plan.new_events), embedded=embedded, corrupt_store=plan.corrupt,
-            cost=cost)
+            saved=saved, cost=cost)
         return result.items
+
+    def _save(self, index: StoredIndex) -> bool:
+        """Store ``index``; False when the store cannot be written (warned once per memory: a
+        read-only or full store would otherwise warn for every key of the run)."""
+        assert self.store is not None
+        try:
+            self.store.save(self.store_config(), index)
+        except IndexWriteError as exc:
+            with self._warn_lock:
+                first, self._unsaved_warned = not self._unsaved_warned, True
+            if first:
+                logger.warning("memory %s: %s; indexes are kept in memory for this run (and "
+                               "built again by the next)", self.name, exc)
+            return False
+        return True
+
+    def _check_stored(self, stored: StoredIndex) -> None:
+        """Raise ``CorruptIndexError`` unless ``stored`` holds what this memory writes: ``ids``
+        (one per row) and ``vectors`` of the embedder's dimension, a state that parses."""
+        where = stored.path or Path(".")
+        ids, vectors = stored.arrays.get("ids"), stored.arrays.get("vectors")
+        dim = self.embedder().dim
+        if ids is None or vectors is None or ids.ndim != 1 or ids.dtype.kind not in "US" \
+                or vectors.ndim != 2 or vectors.dtype.kind != "f" \
+                or vectors.shape != (len(ids), dim):
+            shapes = ", ".join(f"{name} {a.dtype}{list(a.shape)}"
+                               for name, a in stored.arrays.items()) or "no arrays"
+            raise CorruptIndexError(f"arrays are not ids and vectors of dimension {dim} "
+                                    f"({shapes})", path=where / "arrays.npz")
+        try:
+            self.state_model.model_validate_json(stored.state)
+        except ValueError as exc:  # pydantic's ValidationError
+            raise CorruptIndexError(f"state invalid: {str(exc).splitlines()[0]}",
+                                    path=where / "state.json") from None
 
     def _load_all(self, key: str, stored: StoredIndex) -> None:
         self._load(key, stored)

@@ -117,6 +117,7 @@ class VideoRagMemory(PersistentMemory):
     """
 
     name = "videorag"
+    state_model = _State
 
     def __init__(
         self,

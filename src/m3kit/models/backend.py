@@ -36,6 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from m3kit.errors import M3kitError
 from m3kit.models.client import client_retries_off, provider_error
+from m3kit.models.credentials import keep_credentials, request_lines_redacted
 from m3kit.models.noise import inspect_hooks_noise_dropped
 
 if TYPE_CHECKING:
@@ -212,6 +213,8 @@ class InspectBackend:
                                    record=str(model), field="backend") from None
         # the SDK client's own retries would multiply the attempts, silently (models.client)
         client_retries_off(self.model)
+        # no credential in its replies, errors or what inspect records (models.credentials)
+        keep_credentials(self.model)
         base = config if config is not None else GenerateConfig()
         update: dict[str, Any] = {}
         if seed is not None:
@@ -261,7 +264,7 @@ class InspectBackend:
                                                "seed": (config.seed or 0) + request.attempt})
         for attempt in range(1, self.max_attempts + 1):
             try:
-                with inspect_hooks_noise_dropped():
+                with inspect_hooks_noise_dropped(), request_lines_redacted():
                     output = await asyncio.wait_for(
                         self.model.generate([message], config=config),
                         timeout=self.attempt_timeout)

@@ -6,6 +6,9 @@ base64 from the log, so paths keep datasets and logs small. A solver that adds i
 middle of a run (a memory agent escalating to raw frames) must hand the model inline data, so
 ``inline=True`` (or ``inline_images``) encodes them at once.
 
+Every image reference going in passes the pixel bound of ``m3kit.media.image`` first (checked
+from its header; a decompression bomb is a ``MediaTooLargeError`` naming it, never sent).
+
 Coming out, a provider pulls the images and the text back out of inspect messages:
 ``ContentImage.image`` may be a data URI, a local path or an http(s) URL.
 """
@@ -16,7 +19,6 @@ import base64
 import binascii
 import hashlib
 import io
-import mimetypes
 import urllib.request
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,7 +36,13 @@ from inspect_ai.model import (
 from PIL import Image
 
 from m3kit.errors import MediaError, MediaNotFoundError
-from m3kit.media.image import decode_image_rgb, image_ref_label, inline_image_bytes
+from m3kit.media.image import (
+    check_image,
+    decode_image_rgb,
+    image_data_uri,
+    image_ref_label,
+    inline_image_bytes,
+)
 
 ImageLike = str | Path | np.ndarray | Image.Image
 Detail = Literal["auto", "low", "high"]
@@ -50,16 +58,24 @@ def image_content(
 
     A path stays a path unless ``inline``; an array (RGB uint8) or a PIL image is always inlined
     as PNG, since there is no file to point at (PNG: lossless, so rendered text stays legible).
+    A file or an inline image is checked against the pixel bound first (its header only):
+    ``MediaTooLargeError`` for a decompression bomb, ``CorruptMediaError`` for no image.
     """
     if isinstance(image, np.ndarray | Image.Image):
         return ContentImage(image=_encode_pil(_as_pil(image)), detail=detail)
     ref = str(image)
-    if ref.startswith(("data:", "http://", "https://")):
+    if ref.startswith(("http://", "https://")):
+        return ContentImage(image=ref, detail=detail)
+    if ref.startswith("data:"):
+        check_image(ref)
         return ContentImage(image=ref, detail=detail)
     path = Path(ref).expanduser()
     if not path.is_file():
         raise MediaNotFoundError("image file not found", path=path)
-    return ContentImage(image=file_data_uri(path) if inline else str(path), detail=detail)
+    if inline:
+        return ContentImage(image=file_data_uri(path), detail=detail)
+    check_image(path)
+    return ContentImage(image=str(path), detail=detail)
 
 
 def frames_to_content(
@@ -85,16 +101,9 @@ def frames_to_content(
 
 
 def file_data_uri(path: str | Path) -> str:
-    """A data URI holding the bytes of an image file."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as error:
-        raise MediaNotFoundError("image file not found", path=path) from error
-    except OSError as error:
-        raise MediaError(f"cannot read image: {error}", path=path) from error
-    mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    """A data URI holding the bytes of an image file, under the pixel bound
+    (``m3kit.media.image.image_data_uri``)."""
+    return image_data_uri(Path(path).expanduser())
 
 
 def inline_images(messages: Sequence[ChatMessage]) -> list[ChatMessage]:

@@ -67,6 +67,7 @@ __all__ = [
     "compare_runs",
     "comparison_blocks",
     "comparison_table",
+    "data_note",
     "noise_note",
     "pair_systems",
     "run_from_logs",
@@ -128,7 +129,9 @@ class Comparison(BaseModel):
     ``[lo, hi]`` at ``level`` and the two-sided p-value; ``unit``: what the bootstrap resampled
     and ``n_units`` how many; ``only_a``/``only_b``: ids of the items one run has and the other
     has not (left out); ``card_differences``: the fields, other than the model, in which the
-    two runs' reproducibility cards differ (each a reason to doubt the comparison).
+    two runs' reproducibility cards differ (each a reason to doubt the comparison);
+    ``data_a``/``data_b``: each run's data fingerprint (``None``: not recorded), which differ
+    when the runs read other question files, videos, transcripts or images.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -149,6 +152,14 @@ class Comparison(BaseModel):
     numbers: dict[str, PairedDifference]
     mcnemar: McNemarTest | None = None
     card_differences: list[str] = Field(default_factory=list)
+    data_a: str | None = None
+    data_b: str | None = None
+
+    @property
+    def other_data(self) -> bool:
+        """Whether the two runs were made on data known to differ (their data fingerprints
+        are both recorded and differ)."""
+        return None not in (self.data_a, self.data_b) and self.data_a != self.data_b
 
 
 class Comparisons(BaseModel):
@@ -242,7 +253,8 @@ def runs_from_logs(path: str | Path) -> list[RunItems]:
     """The runs in an eval log, or in a folder of logs: one per benchmark and system
     (``Benchmark.system_label``), in benchmark name order, each system's logs pooled as
     ``m3kit report`` pools them (each sample once, from the latest-started log). A folder
-    holding no log, or a log of a task that is not m3kit's, is a ``CompareError``."""
+    holding no log of an m3kit benchmark is a ``CompareError``; in one that does, a log of
+    another task is skipped by name (``m3kit.report.inputs.read_inputs``)."""
     where = Path(path)
     inputs = read_inputs([where])
     if not inputs.logs:
@@ -465,6 +477,8 @@ def compare_runs(a: RunItems, b: RunItems, *, resamples: int = DEFAULT_RESAMPLES
         unit=benchmark.ci_unit, n_units=len(units), resamples=resamples, level=level,
         seed=seed, numbers=numbers, mcnemar=_mcnemar(benchmark, pairs),
         card_differences=_card_differences(a, b),
+        data_a=a.card.data_fingerprint if a.card is not None else None,
+        data_b=b.card.data_fingerprint if b.card is not None else None,
     )
 
 
@@ -607,6 +621,14 @@ def noise_note(level: float) -> str:
             "bootstrap undercovers with few units; on fewer than 2 it has no interval.")
 
 
+def data_note(comparison: Comparison) -> str:
+    """The line saying two runs read different data, with their data fingerprints."""
+    return (f"The runs were made on different data (data fingerprint A "
+            f"{(comparison.data_a or '')[:12]}, B {(comparison.data_b or '')[:12]}): their "
+            "question files or media (videos, transcripts, images) differ, so the difference "
+            "is not the systems' alone.")
+
+
 def comparison_blocks(comparison: Comparison) -> list[str | Table]:
     """What ``m3kit compare`` prints: who is compared on what, the table, McNemar's test and
     the note on the noise."""
@@ -617,7 +639,10 @@ def comparison_blocks(comparison: Comparison) -> list[str | Table]:
     what = (f"{comparison.n_shared} shared questions; resampled unit: {comparison.unit}, "
             f"{comparison.n_units} of them; {comparison.resamples} resamples, seed "
             f"{comparison.seed}")
-    blocks: list[str | Table] = [who, what, comparison_table(comparison)]
+    blocks: list[str | Table] = [who, what]
+    if comparison.other_data:
+        blocks.append(data_note(comparison))
+    blocks.append(comparison_table(comparison))
     if comparison.mcnemar is not None:
         m = comparison.mcnemar
         blocks.append(f"McNemar's exact test on {m.n} questions: {m.b} right in A only, "

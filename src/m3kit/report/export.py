@@ -1,10 +1,17 @@
 """``m3kit export LOG --format jsonl|csv``: one row per sample of eval logs, for analysis
 elsewhere (pandas, a spreadsheet).
 
-Each row is an ``ExportRow``: the sample's id and epoch, the run's task and model, the run it
-belongs to (``log``: the eval log's file; ``run_id`` and ``eval_id``: inspect's ids of the
-``eval()`` call and of the task's run in it, so the samples of two runs of the same questions,
-say two quickstarts, stay apart), the question (text, type, gold answer), the model's reply
+The logs are read as ``m3kit report`` reads them: by benchmark and system
+(``m3kit.report.inputs.system_logs``), the logs of one system pooled, each sample once, from the
+latest-started log that has it (``m3kit.report.pooling.latest_samples``). A killed run and its
+``--resume`` (two logs, three with a second resume), or a rerun with the same settings, are one
+run: one row per question, from the log that holds its answer. A log of a task that is no m3kit
+benchmark's is exported as it is, one row per sample.
+
+Each row is an ``ExportRow``: the sample's id and epoch, the run's task and model, the log
+it is taken from (``log``: the eval log's file; ``run_id`` and ``eval_id``: inspect's ids of
+that log's ``eval()`` call and of the task's run in it; the settings are that log's too), the
+question (text, type, gold answer), the model's reply
 (``prediction``) and the answer the benchmark's scorer read from it (``parsed``: M3Eval's and
 Video-MME-v2's letter; none where the reply is scored whole, as M3Exam's), the outcome
 (``status``, ``reason``), the scores (the benchmark's per-item record: EM/F1/BLEU-1/LLM-J,
@@ -21,12 +28,18 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from m3kit.report.logs import read_run
+from m3kit.report.logs import benchmark_of, foreign_task, read_run
+from m3kit.report.pooling import latest_samples
 from m3kit.schema.evallog import LoggedRun, LoggedSample
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
+
+    from m3kit.benchmarks import Benchmark
 
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportRow", "export_rows", "write_rows"]
 
@@ -90,15 +103,46 @@ def _row(run: LoggedRun, sample: LoggedSample, settings: dict[str, str],
     )
 
 
-def export_rows(logs: Iterable[Any]) -> list[ExportRow]:
-    """Every sample of every eval log in ``logs`` (inspect ``EvalLog``s read with their
-    samples), in log order, as ``ExportRow``s."""
-    rows: list[ExportRow] = []
+def _systems(logs: Sequence[EvalLog]) -> list[list[EvalLog]]:
+    """``logs`` grouped as ``m3kit report`` pools them: by benchmark (in first-seen order), then
+    by system (``system_logs``); a log of a foreign task alone."""
+    from m3kit.report.inputs import system_logs
+
+    entries: list[tuple[Benchmark | None, list[EvalLog]]] = []
+    by_benchmark: dict[str, list[EvalLog]] = {}
     for log in logs:
-        run = read_run(log)
-        settings = dict(run.card.rows()) if run.card is not None else {}
-        ids = {"run_id": str(log.eval.run_id or ""), "eval_id": str(log.eval.eval_id or "")}
-        rows += [_row(run, sample, settings, ids) for sample in run.samples]
+        if foreign_task(log):
+            entries.append((None, [log]))
+            continue
+        benchmark = benchmark_of(log)
+        if benchmark.name not in by_benchmark:
+            by_benchmark[benchmark.name] = []
+            entries.append((benchmark, by_benchmark[benchmark.name]))
+        by_benchmark[benchmark.name].append(log)
+    return [system for benchmark, members in entries
+            for system in ([members] if benchmark is None
+                           else [s for _, s in system_logs(benchmark, members)])]
+
+
+def export_rows(logs: Iterable[Any]) -> list[ExportRow]:
+    """One row per sample of the runs ``logs`` hold (inspect ``EvalLog``s read with their
+    samples), each system's logs pooled as ``m3kit report`` pools them (see the module doc),
+    each row naming the log its sample is taken from."""
+    rows: list[ExportRow] = []
+    for system in _systems(list(logs)):
+        read: dict[int, tuple[LoggedRun, dict[int, LoggedSample], dict[str, str],
+                              dict[str, str]]] = {}
+        for log, sample in latest_samples(system).values():
+            if id(log) not in read:
+                run = read_run(log)
+                read[id(log)] = (
+                    run,
+                    {id(raw): one for raw, one in zip(log.samples, run.samples, strict=True)},
+                    dict(run.card.rows()) if run.card is not None else {},
+                    {"run_id": str(log.eval.run_id or ""), "eval_id": str(log.eval.eval_id or "")},
+                )
+            run, samples, settings, ids = read[id(log)]
+            rows.append(_row(run, samples[id(sample)], settings, ids))
     return rows
 
 

@@ -2,11 +2,14 @@
 them (searched recursively) and score files of a benchmark that takes them, and the runs one
 system's logs pool into.
 
-Each log belongs to the benchmark that declares its task (``m3kit.benchmarks.benchmark_for_task``;
-an unknown task is an ``UnknownTaskError``, as in ``m3kit eval``). Logs of one system
-(``Benchmark.system_label``) are pooled into one run (``m3kit.report.pooling``) and read into typed
-records (``m3kit.report.logs``). In a folder, a damaged log or other JSON is skipped with a
-warning naming it; a file given on its own must be readable.
+Each log belongs to the benchmark that declares its task (``m3kit.benchmarks.benchmark_for_task``).
+Logs of one system (``Benchmark.system_label``) are pooled into one run
+(``m3kit.report.pooling``) and read into typed records (``m3kit.report.logs``). In a folder, a
+damaged log or other JSON is skipped with a warning naming it; a file given on its own must be
+readable. A log of a task that is not m3kit's (``m3kit.report.logs.foreign_task``: a task
+file's, another package's) is skipped the same way, wherever it is given: named, the other logs
+reported. A log of an m3kit task no benchmark declares is an ``UnknownTaskError``, as in
+``m3kit eval``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.benchmarks import BENCHMARKS, Benchmark
 from m3kit.errors import M3kitError
-from m3kit.report.logs import read_run, run_header
+from m3kit.report.logs import foreign_task, read_run, run_header
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -38,6 +41,7 @@ __all__ = [
     "read_humans",
     "read_inputs",
     "read_json",
+    "system_logs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -104,6 +108,18 @@ def _add_log(path: Path, inputs: ReportInputs) -> None:
         inputs.skipped.append(exc)
 
 
+def _benchmarks_only(inputs: ReportInputs) -> None:
+    """Move the logs of tasks that are not m3kit's (``foreign_task``) to the skipped."""
+    kept = []
+    for log in inputs.logs:
+        if not foreign_task(log):
+            kept.append(log)
+        else:
+            inputs.skipped.append(ReportInputError(
+                f"not a log of an m3kit benchmark (task {log.eval.task})", path=log.location))
+    inputs.logs = kept
+
+
 SHOW_IGNORED = 3  # other JSON files of a folder named in its one warning
 
 
@@ -136,11 +152,13 @@ def _read_one(path: Path, inputs: ReportInputs, explicit: bool,
         ignored.append(path)
 
 
-def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
+def read_inputs(paths: Sequence[str | Path], *, foreign: bool = False) -> ReportInputs:
     """Read every eval log and score file named by ``paths`` (files or folders). An eval log
     that cannot be read (truncated, not a zip, invalid JSON), or a ``.json`` file in a folder
     that is not JSON at all, is skipped with a warning naming it and listed in ``skipped``; the
-    others are reported. A ``.json`` file named explicitly must be readable."""
+    others are reported. A ``.json`` file named explicitly must be readable. A log of a task
+    that is no m3kit benchmark's is skipped the same way, unless ``foreign`` (``m3kit export``
+    writes its rows as they are)."""
     if not paths:
         raise ReportInputError("no inputs: give eval logs, folders of them, or score files")
     inputs = ReportInputs()
@@ -166,6 +184,8 @@ def read_inputs(paths: Sequence[str | Path]) -> ReportInputs:
             _read_one(path, inputs, explicit=True)
         else:
             raise ReportInputError("no such file or folder", path=path)
+    if not foreign:
+        _benchmarks_only(inputs)
     if not inputs.logs and not inputs.cards:
         if inputs.skipped:  # nothing else to report: the first damaged log is the error
             raise inputs.skipped[0]
@@ -189,26 +209,35 @@ def read_humans(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun]:
-    """``benchmark``'s logs as runs, one per system: one model label
-    (``Benchmark.system_label``) with one setting (``m3kit.report.pooling.setting_variants``,
-    kept as the run's ``variant``, which the label then shows); the logs of one system pooled
-    (``m3kit.report.pooling.pool_logs``), then read (``m3kit.report.logs.read_run``). A system
-    whose logs hold several tasks keeps each task's run, pooled alone, as its ``parts``."""
-    from m3kit.report.logs import task_name
-    from m3kit.report.pooling import pool_logs, setting_variants
+def system_logs(benchmark: Benchmark, logs: Sequence[EvalLog]
+                ) -> list[tuple[str, list[EvalLog]]]:
+    """``benchmark``'s logs by system, in first-seen order: one model label
+    (``Benchmark.system_label``) with one setting (``m3kit.report.pooling.setting_variants``);
+    each system as its variant (what its label shows besides the model) and its logs."""
+    from m3kit.report.pooling import setting_variants
 
     label = benchmark.system_label.load()
     headers = [run_header(log) for log in logs]
     variants = setting_variants(headers, label)
-    keys = {id(log): (label(header), variant)
-            for log, header, variant in zip(logs, headers, variants, strict=True)}
-    pooled = pool_logs(logs, lambda log: keys[id(log)])
+    systems: dict[tuple[Any, str], list[EvalLog]] = {}
+    for log, header, variant in zip(logs, headers, variants, strict=True):
+        systems.setdefault((label(header), variant), []).append(log)
+    return [(variant, members) for (_, variant), members in systems.items()]
+
+
+def pooled_runs(benchmark: Benchmark, logs: Sequence[EvalLog]) -> list[LoggedRun]:
+    """``benchmark``'s logs as runs, one per system (``system_logs``; the run's ``variant``,
+    which the label then shows, is the system's); the logs of one system pooled
+    (``m3kit.report.pooling.pool_logs``), then read (``m3kit.report.logs.read_run``). A system
+    whose logs hold several tasks keeps each task's run, pooled alone, as its ``parts``."""
+    from m3kit.report.logs import task_name
+    from m3kit.report.pooling import pool_logs
+
     runs = []
-    for key, log in pooled.items():
-        members = [m for m in logs if keys[id(m)] == key]
+    for variant, members in system_logs(benchmark, logs):
+        (log,) = pool_logs(members, lambda _: "system").values()
         by_task = pool_logs(members, task_name)
-        parts = ([read_run(one).model_copy(update={"variant": key[1]})
+        parts = ([read_run(one).model_copy(update={"variant": variant})
                   for one in by_task.values()] if len(by_task) > 1 else [])
-        runs.append(read_run(log).model_copy(update={"variant": key[1], "parts": parts}))
+        runs.append(read_run(log).model_copy(update={"variant": variant, "parts": parts}))
     return runs

@@ -153,10 +153,16 @@ def logged_card(log: EvalLog) -> ReproCard | None:
     """The run's reproducibility card: the one its run recorded (``CARD_KEY``), else (a run
     started by ``inspect eval`` itself) the task's part completed from the log's header (model,
     its arguments without credentials, base URL, generation config, inspect's package
-    versions); ``None`` for a task that recorded no card."""
+    versions); ``None`` for a task that recorded no card. The task's part (data fingerprint,
+    prompt, frames...) is the task's as this log's run built it: a resumed run (inspect's
+    ``eval_retry``) keeps its first run's eval metadata, card included, but rebuilds the task
+    and records the task's metadata anew over it, so a data set changed since is seen."""
     metadata = log.eval.metadata or {}
     if metadata.get(CARD_KEY) is not None:
-        return ReproCard.model_validate(metadata[CARD_KEY])
+        card = ReproCard.model_validate(metadata[CARD_KEY])
+        task_part = metadata.get(TASK_CARD_KEY)
+        return (card.with_task_part(ReproCard.model_validate(task_part))
+                if task_part is not None else card)
     if metadata.get(TASK_CARD_KEY) is None:
         return None
     spec = log.eval

@@ -6,6 +6,8 @@ several invocations is several, and a rerun with the same settings is another. A
 each system once, so every report module pools its logs by the key its table label is built
 from, and a sample that appears in several logs (same task, id and epoch) counts once, taken
 from the log that started last: the resumed or rerun answer replaces the earlier one.
+``m3kit export`` writes the same pooled samples, each with the log it is taken from
+(``latest_samples``).
 
 Only runs made the same way pool. The key is the benchmark's system label *and* every setting
 the run's card records that changes an answer (``run_settings``: memory and its config, frames
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from m3kit.schema.card import ReproCard
     from m3kit.schema.evallog import LoggedRun
 
-__all__ = ["pool_logs", "run_settings", "setting_variants", "started_at"]
+__all__ = ["latest_samples", "pool_logs", "run_settings", "setting_variants", "started_at"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -48,26 +50,33 @@ def _order(log: EvalLog) -> tuple[str, str]:
     return started_at(log), newest
 
 
+def latest_samples(logs: Sequence[EvalLog]) -> dict[tuple[str, str, int], tuple[EvalLog, Any]]:
+    """Each sample of ``logs`` once, by (task, id, epoch), with the log it is taken from: the
+    latest-started log that has it (by the log's start, then its newest sample's start, then
+    the later in ``logs``); in first-seen order, earliest-started log first."""
+    ordered = sorted(enumerate(logs), key=lambda m: (_order(m[1]), m[0]))
+    samples: dict[tuple[str, str, int], tuple[EvalLog, Any]] = {}
+    for _, log in ordered:  # later-started logs overwrite earlier ones
+        for sample in log.samples or []:
+            samples[(str(log.eval.task), str(sample.id), int(sample.epoch))] = (log, sample)
+    return samples
+
+
 def pool_logs(logs: Sequence[EvalLog], key: Callable[[EvalLog], K]) -> dict[K, EvalLog]:
     """One log per ``key(log)``, in first-seen order of the keys: the latest-started log of the
     key (its header, status and stats) holding every sample of the key's logs, each (task, id,
-    epoch) once, from the latest-started log that has it (by the log's start, then its newest
-    sample's start, then the later in ``logs``)."""
-    groups: dict[K, list[tuple[tuple[str, str], int, EvalLog]]] = {}
-    for index, log in enumerate(logs):
-        groups.setdefault(key(log), []).append((_order(log), index, log))
+    epoch) once, from the log ``latest_samples`` takes it from."""
+    groups: dict[K, list[EvalLog]] = {}
+    for log in logs:
+        groups.setdefault(key(log), []).append(log)
     pooled: dict[K, EvalLog] = {}
     for group_key, members in groups.items():
-        members.sort(key=lambda m: (m[0], m[1]))
         if len(members) == 1:
-            pooled[group_key] = members[0][2]
+            pooled[group_key] = members[0]
             continue
-        samples: dict[tuple[str, str, int], Any] = {}
-        for _, _, log in members:  # later-started logs overwrite earlier ones
-            for sample in log.samples or []:
-                samples[(str(log.eval.task), str(sample.id), int(sample.epoch))] = sample
-        latest = members[-1][2]
-        pooled[group_key] = latest.model_copy(update={"samples": list(samples.values())})
+        latest = max(enumerate(members), key=lambda m: (_order(m[1]), m[0]))[1]
+        samples = [sample for _, sample in latest_samples(members).values()]
+        pooled[group_key] = latest.model_copy(update={"samples": samples})
     return pooled
 
 

@@ -5,6 +5,7 @@ This package imports nothing heavier than pydantic: no decoders, no models, no i
 
 from m3kit.schema.conversation import Attachment, Conversation, Round, Session
 from m3kit.schema.evallog import (
+    INPUTS_FAILURE,
     MEDIA_FAILURE,
     LoggedSample,
     SampleRecord,
@@ -44,6 +45,7 @@ from m3kit.schema.skipped import (
 )
 
 __all__ = [
+    "INPUTS_FAILURE",
     "MEDIA_FAILURE",
     "Attachment",
     "Choice",

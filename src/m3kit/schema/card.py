@@ -7,10 +7,11 @@ one that differs in them). A ``ReproCard`` names them: the m3kit and inspect-ai 
 model and its arguments (credentials never: the card is built by ``m3kit.harness.card``, which
 redacts them), the generation config, the frame policy and the frames actually sent, the prompt
 template (its text and sha256), the subtitle mode, the memory and its config, the judge model,
-the data set's fingerprint (sha256 over its question files) and the scoring rule variants in
-force. A task records the part it knows (``TASK_CARD_KEY`` in its metadata); the harness's
-run completes it with the model and versions (``CARD_KEY``); ``m3kit score --json`` writes the
-card of an external predictions file (model ``null``, the predictions file's sha256).
+the data set's fingerprint (``files_fingerprint``: its question files whole and the content
+identity of every media file its samples read) and the scoring rule variants in force. A task
+records the part it knows (``TASK_CARD_KEY`` in its metadata); the harness's run completes it
+with the model and versions (``CARD_KEY``); ``m3kit score --json`` writes the card of an
+external predictions file (model ``null``, the predictions file's sha256).
 
 ``card_differences`` lists the field paths in which two cards differ (``m3kit compare`` warns
 about all but the model's).
@@ -30,6 +31,7 @@ from m3kit.errors import SchemaError
 
 __all__ = [
     "CARD_KEY",
+    "RUN_FIELDS",
     "TASK_CARD_KEY",
     "FramePolicyCard",
     "FramesSent",
@@ -44,6 +46,10 @@ __all__ = [
 TASK_CARD_KEY = "m3kit_task_card"
 # eval metadata: the whole card as the harness's run recorded it (model and versions added)
 CARD_KEY = "m3kit_card"
+# The fields the run adds to the task's part (``m3kit.harness.card.run_card``); every other
+# field but ``frames_sent`` (which the report counts) is the task's.
+RUN_FIELDS = ("m3kit_version", "inspect_ai_version", "model", "model_args", "model_base_url",
+              "generate_config")
 
 _CHUNK = 1 << 20
 
@@ -70,14 +76,30 @@ def file_sha256(path: str | Path) -> str:
     return _digest(Path(path)).hex()
 
 
-def files_fingerprint(paths: Iterable[str | Path]) -> str:
-    """The fingerprint of a data set: sha256 over the sha256 of each file's bytes, in the
-    order given (each loader lists its question files in a fixed order). File names and
-    folders do not enter it, so a copy of the same files elsewhere has the same fingerprint;
-    one byte changed in any file changes it."""
+# Separates the media part from the question files' digests (32 bytes each: a marker of
+# another length can never be read as one of them).
+_MEDIA_MARKER = b"m3kit-data-media-v1"
+# Each media entry is tagged: present (its 32-byte identity follows) or absent (a file the data
+# names that is not there or cannot be read, so that it appearing later changes the fingerprint).
+_PRESENT, _ABSENT = b"\x01", b"\x00"
+
+
+def files_fingerprint(paths: Iterable[str | Path], media: Sequence[str | None] = ()) -> str:
+    """The fingerprint of a data set: sha256 over the sha256 of each question file's bytes,
+    in the order given (each loader lists its question files in a fixed order), then, when the
+    data set has media, a marker and the content identity of each media file its samples read
+    (``media``: hex identities, ``m3kit.media.identity``, in load order; ``None`` for one that
+    is not there). File names and folders do not enter it, so a copy of the same files
+    elsewhere has the same fingerprint; one byte changed in a question file, or a media file
+    replaced, changes it. A data set without media has the fingerprint of its question files
+    alone (as before media entered it)."""
     sha = hashlib.sha256()
     for path in paths:
         sha.update(_digest(Path(path)))
+    if media:
+        sha.update(_MEDIA_MARKER)
+        for identity in media:
+            sha.update(_PRESENT + bytes.fromhex(identity) if identity is not None else _ABSENT)
     return sha.hexdigest()
 
 
@@ -151,6 +173,12 @@ class ReproCard(BaseModel):
     def with_prompt(cls, template: str, **fields: Any) -> ReproCard:
         """A card whose prompt is ``template`` (its text and sha256)."""
         return cls(prompt_template=template, prompt_sha256=text_sha256(template), **fields)
+
+    def with_task_part(self, task_part: ReproCard) -> ReproCard:
+        """This run's card with the task's part taken from ``task_part``: the run's own
+        fields (``RUN_FIELDS``, ``frames_sent``) kept, every other one ``task_part``'s."""
+        return task_part.model_copy(update={name: getattr(self, name)
+                                             for name in (*RUN_FIELDS, "frames_sent")})
 
     def frames_text(self) -> str:
         """The frame policy on one line: ``96 uniform``, ``0.5 fps (max 64)``, ``none``,

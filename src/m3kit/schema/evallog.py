@@ -83,6 +83,10 @@ FJ_RULE_KEY = "m3kit_fj_rule"  # how fj items were scored: ``exact`` or ``letter
 # how many: *excluded*, not failed; Video-MME-v2 excludes the sample's group. A model or memory
 # error is a failure and counts wrong.
 MEDIA_FAILURE = "media:"
+# The start of the failure reason of a sample whose inputs could not be built for any other
+# reason (an exception no loader check caught): that sample fails and counts wrong, the run
+# and the other samples go on.
+INPUTS_FAILURE = "inputs:"
 
 # -- item ids ----------------------------------------------------------------------------------
 
@@ -110,7 +114,8 @@ class SampleRecord(BaseModel):
     ``seconds`` splits the solver's time: ``frames`` (selection and decoding), ``ingest``
     (memory index building, first sample of a key only), ``answer`` (the model call or the
     memory's answer). ``skipped``: what the memory's ingest of the sample's key left out (an
-    attachment damaged or over the pixel bound), recorded by the sample that built the index.
+    attachment damaged or over the pixel bound), recorded by the sample that built the index;
+    answering directly, the attachments the pixel bound kept out of the sample's message.
     """
 
     frames: list[str] = Field(default_factory=list)

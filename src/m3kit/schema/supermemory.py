@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ABSTAIN_TEXT",
     "ALL_QA_PATH",
+    "CLOCK_RANGE_UNIX",
+    "MAX_SESSION_S",
     "SKILLS",
     "AlignedTranscript",
     "AnswerEvidence",
@@ -47,6 +49,13 @@ __all__ = [
 # cannot be answered"; readers also accept those).
 ABSTAIN_TEXT = "This question can not be answered."
 ALL_QA_PATH = "data/json/all_qa.json"
+# The clock a person's recordings lie on, in unix seconds: 1970-01-01 to 2100-01-01 (UTC). A
+# start past it is no recording's (milliseconds for seconds, a fuzzed number).
+CLOCK_RANGE_UNIX: tuple[float, float] = (0.0, 4_102_444_800.0)
+# The longest a session (one recording, a person's day) may be: a time local to a session past
+# it is no time in the recording. With ``CLOCK_RANGE_UNIX`` it keeps every moment a reader
+# places on the clock a date (``datetime`` stops at year 9999).
+MAX_SESSION_S = 86_400.0
 
 Skill = Literal[
     "object_location_memory",

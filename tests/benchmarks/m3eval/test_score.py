@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from m3kit.benchmarks.m3eval.load import data_files, load_m3eval
+from m3kit.benchmarks.m3eval.load import data_files, data_media, load_m3eval
 from m3kit.benchmarks.m3eval.score import score_outputs
 from m3kit.cli.main import main
+from m3kit.harness.card import data_fingerprint
 from m3kit.schema import Choice, ChoiceRole, Question
 from m3kit.schema.card import files_fingerprint
 
@@ -151,10 +152,13 @@ def test_cli_json_equals_hand_computation(released_root: Path, predictions_file:
     assert "invalid JSON" in skipped[-1]["reason"]
     assert result.pop("n_unmatched_predictions") == 1
     # the reproducibility card: the model of external predictions is unknown; the data set's
-    # fingerprint is over the question files the loader reads, the predictions file's own hash
+    # fingerprint is over the question files the loader reads and the videos their questions
+    # name, the predictions file's own hash
     card = result.pop("card")
     assert card["model"] is None and card["benchmark"] == "m3eval"
-    assert card["data_fingerprint"] == files_fingerprint(data_files(released_root))
+    assert card["data_fingerprint"] == data_fingerprint(data_files(released_root),
+                                                        data_media(released_root))
+    assert card["data_fingerprint"] != files_fingerprint(data_files(released_root))
     assert card["predictions_sha256"] == hashlib.sha256(predictions_file.read_bytes()).hexdigest()
     assert card["scoring"]["invalid"] == "counted wrong"
     assert card["m3kit_version"] and card["inspect_ai_version"]

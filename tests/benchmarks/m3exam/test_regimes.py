@@ -269,3 +269,37 @@ def test_real_persona_oracle_contexts(m3exam_persona: Path) -> None:
         if question.question_type == "fm":
             # Every fm gold of this persona is among the images its oracle context shows.
             assert question.answer in ctx.candidates, question.id
+
+
+def test_an_image_over_the_pixel_bound_is_named_not_sent(tmp_path: Path) -> None:
+    from ...media.test_image import png_header_only
+
+    folder = tmp_path / "Bo_Bomb"
+    (folder / "images").mkdir(parents=True)
+    bomb = png_header_only(folder / "images" / "img_2.png", 30_000, 30_000)
+    Image.new("RGB", (32, 24), (200, 0, 0)).save(folder / "images" / "img_1.png")
+    rounds = [{"round": "D1:1", "user": "The barn and my fox.", "assistant": "Nice.",
+               "img_file": ["img_2.png", "img_1.png"], "img_id": [2, 1],
+               "img_description": ["a barn", "a red fox"]}]
+    (folder / "sessions.json").write_text(json.dumps(
+        [{"session_id": "D1", "date": "2024-02-01", "dialogues": rounds}]))
+    (folder / "question.json").write_text(json.dumps([
+        {"question": "Which animal?", "answer": ["fox"], "supporting_facts": "D1:1",
+         "type": "ss"}]))
+    data = load_m3exam(folder)
+    question, conversation = data.questions[0], data.conversations["Bo_Bomb"]
+    for regime in (Regime(max_images=1), Regime(kind="full")):
+        context = build_context(question, conversation, regime)
+        # the bomb takes no place under the cap: the fox is sent, the round keeps its text
+        assert [b.name for b in context.media] == ["img_1"] and context.images == 1
+        assert "The barn and my fox." in _texts(context.blocks)
+        assert "(attached image img_2, not shown: too large to send)" in _texts(context.blocks)
+        assert context.candidates == ["img_1"]
+        (skip,) = context.skipped
+        assert (skip.file, skip.record) == (str(bomb), "D1:1/img_2")
+        assert "over the bound of 89478485 pixels" in skip.reason
+    # the budget charges the refused image as its line, not as an image
+    rnd = conversation.sessions[0].rounds[0]
+    assert round_cost(rnd, Regime(kind="full", image_tokens=1000)) < 2000
+    # the text modality sends no pixels: nothing to refuse
+    assert build_context(question, conversation, Regime(modality="text")).skipped == []

@@ -189,3 +189,46 @@ def test_an_undecodable_video_leaves_its_transcript(make_release) -> None:
     question = next(q for q in loaded.questions if q.id == "3")
     assert question.media == []  # answered from its transcript alone
     assert loaded.session(2, "P2_D1").transcript is not None
+
+
+def test_a_broken_aligned_transcript_falls_back_to_whisper(make_release) -> None:
+    """Issue 23, item 14: the Whisper file beside a broken aligned one is read, and the broken
+    one is named as skipped (it fell back to "video only" before)."""
+    root = make_release()
+    folder = root / "data" / "transcripts" / "person_1"
+    (folder / "p1_d1_gemini_aligned_transcript.json").write_text('{"transcript": [')
+    (folder / "p1_d1_whisper_transcript.json").write_text(json.dumps({"segments": [
+        {"start": 2.0, "end": 3.0, "text": "I put the red kettle in the pantry.",
+         "speaker": "SPEAKER_00"}]}))
+    loaded = load_supermemory(root)
+    session = loaded.session(1, "P1_D1")
+    assert session.transcript_kind == "whisper"
+    assert session.transcript == "transcripts/person_1/p1_d1_whisper_transcript.json"
+    [skip] = loaded.skipped
+    assert Path(skip.file).name == "p1_d1_gemini_aligned_transcript.json"
+    assert "p1_d1_whisper_transcript.json is read instead" in skip.reason
+    assert not any("video only" in s.reason for s in loaded.skipped)
+
+
+def test_files_no_suite_manifest_lists_are_named_and_left_out(tmp_path: Path) -> None:
+    """Issue 23, item 13: beside a synthetic suite's ``suite.json``, a day it does not list
+    (``P1_D3`` of an earlier suite with three days) never joins the person's timeline."""
+    from m3kit.synth.ego import EgoSuiteConfig, build_ego_suite
+
+    config = EgoSuiteConfig(seed=0, persons=1, sessions=2, segments=8, size=128, fps=1.0,
+                            answerable_per_skill=1, unanswerable=1)
+    earlier = build_ego_suite(tmp_path / "earlier", config.model_copy(update={"sessions": 3}))
+    suite = build_ego_suite(tmp_path / "suite", config)
+    stale = ["data/video/Person_1/P1_D3.mp4",
+             "data/transcripts/person_1/p1_d3_gemini_aligned_transcript.json",
+             "data/transcripts/person_1/p1_d3_whisper_transcript.json"]
+    for name in stale:
+        (suite.root / name).write_bytes((earlier.root / name).read_bytes())
+    loaded = load_supermemory(suite.root)
+    assert [s.video_id for s in loaded.sessions[1]] == ["P1_D1", "P1_D2"]
+    assert sorted(s.file for s in loaded.skipped) == sorted(str(suite.root / n) for n in stale)
+    assert all("not listed in the suite's manifest" in s.reason for s in loaded.skipped)
+    # the same files without a manifest are a release's: they count (the earlier behaviour)
+    (suite.root / "suite.json").unlink()
+    assert [s.video_id for s in load_supermemory(suite.root).sessions[1]] == [
+        "P1_D1", "P1_D2", "P1_D3"]

@@ -73,3 +73,45 @@ def test_cli_synth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert load_ego_suite(out).manifest.config.persons == 1
     assert main(["supermemory", "synth", "--persons", "0"]) == 2
     assert "persons" in capsys.readouterr().err
+
+
+def test_another_suite_in_the_folder_is_refused(tmp_path: Path) -> None:
+    """Issue 23, item 13: a folder holding a suite of another config (or anything else) is
+    refused with one line, so no stale day of the earlier suite joins the new one's persons;
+    this suite's own folder, even broken or cut short, is built in."""
+    small = TINY.model_copy(update={"persons": 1, "sessions": 2})
+    out = tmp_path / "ego"
+    build_ego_suite(out, small.model_copy(update={"sessions": 3}))
+    with pytest.raises(SynthError, match="not empty and does not hold this suite"):
+        build_ego_suite(out, small)
+    assert (out / "data/video/Person_1/P1_D3.mp4").is_file()  # nothing was deleted
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(SynthError, match="not empty"):
+        build_ego_suite(other, small)
+    # a build of this config cut short (its marker, no suite.json) is finished in place
+    again = tmp_path / "again"
+    build_ego_suite(again, small)
+    (again / "suite.json").unlink()
+    (again / ".building").write_text(small.config_hash())
+    assert not build_ego_suite(again, small).cached
+
+
+def test_cli_synth_refusals_are_one_line(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 23, item 14: ``--out`` naming a file, or a folder of another suite: one line,
+    exit 2, no traceback."""
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    args = ["--persons", "1", "--sessions", "2", "--segments", "8", "--fps", "1"]
+    assert main(["supermemory", "synth", "--out", str(a_file), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a folder" in err and "Traceback" not in err
+    out = tmp_path / "ego"
+    assert main(["supermemory", "synth", "--out", str(out), *args]) == 0
+    capsys.readouterr()
+    assert main(["supermemory", "synth", "--out", str(out), *args[:2], "--sessions", "3",
+                 *args[4:]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not empty and does not hold this suite" in err

@@ -55,5 +55,6 @@ BENCHMARK = Benchmark(
     interval_format=".1f",
     summary_intervals={"accuracy": "acc%", "intrusion_rate": "intr%"},
     data_files=Ref(f"{_HERE}.load:data_files"),
+    data_media=Ref(f"{_HERE}.load:data_media"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),
 )

@@ -61,8 +61,10 @@ __all__ = [
     "PredictionLine",
     "SkippedRecord",
     "data_files",
+    "data_media",
     "load_m3eval",
     "measure_of",
+    "media_files",
     "memory_key",
     "normalize_condition",
     "read_predictions",
@@ -231,6 +233,21 @@ def data_files(root: str | Path, review: str | Path | None = None) -> list[Path]
     files = [path for path, _ in _released_files(base)]
     chosen = Path(review) if review is not None else base / REVIEW_FILE
     return files + [chosen] if chosen.is_file() else files
+
+
+def media_files(questions: Iterable[Question], root: str | Path) -> list[Path]:
+    """The media files ``questions`` read (their probe videos; a relative path is under
+    ``root``), in question order, each once: the data set's fingerprint covers them with the
+    question files (``m3kit.harness.card.data_fingerprint``)."""
+    base = Path(root)
+    found = (base / ref.path for question in questions for ref in question.media)
+    return list(dict.fromkeys(found))
+
+
+def data_media(root: str | Path, review: str | Path | None = None) -> list[Path]:
+    """``media_files`` of the released folder ``root`` (``m3kit score``'s card)."""
+    loaded = load_m3eval(root, review=Path(review) if review is not None else None)
+    return media_files(loaded.questions, loaded.root)
 
 
 def _released_files(base: Path) -> list[tuple[Path, str]]:

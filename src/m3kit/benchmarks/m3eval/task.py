@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
-from m3kit.benchmarks.m3eval.load import data_files, load_m3eval, memory_key
+from m3kit.benchmarks.m3eval.load import data_files, load_m3eval, media_files, memory_key
 from m3kit.benchmarks.m3eval.prompt import (
     answer_format,
     build_prompt,
@@ -46,7 +46,7 @@ from m3kit.benchmarks.m3eval.prompt import (
 from m3kit.benchmarks.m3eval.score import scoring_rules
 from m3kit.benchmarks.m3eval.scorer import group_labels, m3eval_answer
 from m3kit.errors import M3kitError
-from m3kit.harness.card import frame_policy_card, task_card_metadata
+from m3kit.harness.card import data_fingerprint, frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.frames import DEFAULT_FRAMES, FramePolicy, policy_fingerprint
 from m3kit.harness.sample_state import resolve_memory
@@ -60,7 +60,7 @@ from m3kit.harness.solvers import (
 )
 from m3kit.paths import cache_dir
 from m3kit.schema import Question, read_jsonl_lenient
-from m3kit.schema.card import ReproCard, files_fingerprint
+from m3kit.schema.card import ReproCard
 from m3kit.schema.evallog import (
     BENCHMARK_KEY,
     BLIND_KEY,
@@ -285,13 +285,15 @@ def m3eval_task(
     blind: bool = False,
     metadata: dict[str, Any] | None = None,
     question_files: Sequence[Path] = (),
+    data_media: Sequence[Path] | None = None,
 ) -> Task:
     """An inspect task asking ``questions`` (media paths relative to ``root``), scored with
     M3Eval's strict parsing; through ``memory`` (a name for ``make_memory`` with
     ``memory_config``, or a ``Memory``) when given. ``blind``: no frames (and no memory: a
     memory of nothing is not a memory baseline). ``question_files``: the files the questions
-    were read from (the reproducibility card's data fingerprint; none for questions built in
-    code)."""
+    were read from, and ``data_media`` the media files of the data set they were loaded from
+    (``None``: those ``questions`` read): the reproducibility card's data fingerprint, none for
+    questions built in code."""
     uses_memory = memory is not None and memory != "none"
     if blind:
         if uses_memory:
@@ -315,7 +317,9 @@ def m3eval_task(
                                          f"{NBACK_FRAMES_PER_CLIP} per N-Back clip"),
         blind=blind, memory=memory_name if uses_memory else None,
         memory_config=dict(memory_config) if uses_memory and memory_config else None,
-        data_fingerprint=files_fingerprint(question_files) if question_files else None,
+        data_fingerprint=data_fingerprint(
+            question_files, media_files(questions, root or ".") if data_media is None
+            else data_media),
         scoring=scoring_rules(),
     )
     return Task(
@@ -421,6 +425,7 @@ def released_task(
         metadata={BENCHMARK_KEY: "m3eval",
                   SKIPPED_KEY: [str(s) for s in loaded.skipped]},
         question_files=data_files(root, review),
+        data_media=media_files(loaded.questions, loaded.root),
     )
 
 

@@ -60,6 +60,7 @@ BENCHMARK = Benchmark(
                        "overall": "Overall"},
     summary_format=".4f",
     data_files=Ref(f"{_HERE}.load:data_files"),
+    data_media=Ref(f"{_HERE}.load:data_media"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),
     ranges={
         **SHARED_RANGES,

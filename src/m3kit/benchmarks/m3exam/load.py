@@ -34,10 +34,12 @@ __all__ = [
     "QuestionType",
     "answer_text",
     "data_files",
+    "data_media",
     "evidence_session",
     "is_persona_folder",
     "load_m3exam",
     "load_m3exam_persona",
+    "media_files",
     "parse_evidence",
     "persona_files",
     "split_supporting_facts",
@@ -148,6 +150,29 @@ def data_files(path: str | Path) -> list[Path]:
     if folders:
         return [f for folder in folders for f in persona_files(folder)]
     return sorted(root.glob("locomo*.json"))[:1]
+
+
+def media_files(data: M3ExamData) -> list[Path]:
+    """The local files the samples of ``data`` read besides its question files: the images
+    and PDFs attached to its rounds (conversation by conversation, in order), then those of
+    its questions, each once; web links and inline images are not files (their text is in the
+    question files). The data set's fingerprint covers them
+    (``m3kit.harness.card.data_fingerprint``)."""
+    refs = [attachment.media for conv in data.conversations.values()
+            for session in conv.sessions for rnd in session.rounds
+            for attachment in rnd.attachments]
+    refs += [ref for question in data.questions for ref in question.media]
+    found = (Path(ref.path) for ref in refs
+             if not (isinstance(ref, ImageRef) and (ref.remote or ref.inline)))
+    return list(dict.fromkeys(found))
+
+
+def data_media(path: str | Path) -> list[Path]:
+    """``media_files`` of the data at ``path``, loaded as ``m3kit score m3exam`` loads it
+    (M3Exam persona folders or LoCoMo): its card's fingerprint."""
+    from m3kit.benchmarks.m3exam.score import load_data
+
+    return media_files(load_data(Path(path)))
 
 
 def load_m3exam(path: str | Path) -> M3ExamData:

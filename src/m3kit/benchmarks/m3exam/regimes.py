@@ -15,6 +15,11 @@ and a modality: ``multimodal`` sends the pixels (images and rendered pages), ``t
 each image's released description and each page's text layer in their place (the paper's
 text-only group, which gets captions as a text equivalent of the visuals).
 
+An image whose pixels would be sent passes the pixel bound first (``m3kit.media.image``, from
+its header): a decompression bomb or a damaged image is not sent, its round keeps its text and
+says so, and the skip is named in ``ContextBlocks.skipped`` (file, ``<round>/<name>``, reason);
+the question goes on without it.
+
 ``build_context`` turns a question and its conversation into ``ContextBlocks``: text and the
 raw media to attach, in reading order, with the candidate image names an fm prompt lists and
 the counts the cost accounting records. It reads PDF text layers (I/O): call it from a worker
@@ -23,16 +28,27 @@ thread inside an event loop.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from m3kit.benchmarks.m3exam.prompt import attachment_name
-from m3kit.errors import M3kitError
+from m3kit.errors import CorruptMediaError, M3kitError, MediaError, MediaTooLargeError
+from m3kit.media.image import check_image
 from m3kit.media.pdf import PDF_DPI, pdf_page_text
-from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Question, Round, Session
+from m3kit.memory.context import TOKENS_PER_CHAR, estimated_tokens
+from m3kit.schema import (
+    Attachment,
+    Conversation,
+    ImageRef,
+    PdfPageRef,
+    Question,
+    Round,
+    Session,
+    SkippedRecord,
+)
+from m3kit.schema.evallog import attachment_item_id
 
 __all__ = [
     "REGIMES",
@@ -52,7 +68,10 @@ ORACLE_MAX_IMAGES = 10  # Appendix B.3: "capped at ten per question"
 ORACLE_MAX_PDF_PAGES = 30
 DEFAULT_TOKEN_BUDGET = 32_000  # Appendix F serves a 32,768-token context; room left to answer
 DEFAULT_IMAGE_TOKENS = 256  # the same per-image charge as m3kit's ``context`` memory
-DEFAULT_TOKENS_PER_CHAR = 0.25
+# A rendered page stays under the pixel bound (m3kit.media.image.MAX_IMAGE_PIXELS, 89 478 485)
+# up to a US-letter or A4 page at about 970 dpi; PDFium allocates the whole bitmap first, so a
+# dpi past any use (the paper's 144; print's 600) is refused before a page is rendered.
+MAX_DPI = 600
 
 
 class RegimeError(M3kitError, ValueError):
@@ -69,10 +88,10 @@ class Regime(BaseModel):
     memory: str | None = None
     max_images: int = Field(default=ORACLE_MAX_IMAGES, ge=0)
     max_pdf_pages: int = Field(default=ORACLE_MAX_PDF_PAGES, ge=0)
-    dpi: int = Field(default=PDF_DPI, gt=0)
+    dpi: int = Field(default=PDF_DPI, gt=0, le=MAX_DPI)
     token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, ge=0)
     image_tokens: int = Field(default=DEFAULT_IMAGE_TOKENS, ge=0)
-    tokens_per_char: float = Field(default=DEFAULT_TOKENS_PER_CHAR, gt=0)
+    tokens_per_char: float = Field(default=TOKENS_PER_CHAR, gt=0)
 
     @property
     def name(self) -> str:
@@ -86,7 +105,7 @@ class Regime(BaseModel):
         return self.modality == "multimodal"
 
     def tokens(self, text: str) -> int:
-        return math.ceil(len(text) * self.tokens_per_char)
+        return estimated_tokens(text, self.tokens_per_char)
 
 
 def parse_regime(
@@ -144,8 +163,11 @@ def parse_regime(
     try:
         return Regime(kind=kind, modality=chosen,  # type: ignore[arg-type]
                       memory=memory_name if kind == "memory" else None, **limits)
-    except ValueError as exc:
-        raise RegimeError(f"bad regime limits: {exc}", field="regime") from None
+    except ValidationError as exc:  # one line naming the limit
+        first = exc.errors()[0]
+        field = str(first["loc"][-1]) if first.get("loc") else "regime"
+        raise RegimeError(f"bad regime limit: {first['msg']} (got {first.get('input')!r})",
+                          field=field) from None
 
 
 class MediaBlock(BaseModel):
@@ -164,8 +186,10 @@ class ContextBlocks(BaseModel):
     ``blocks``: text and ``MediaBlock``s; ``candidates``: names of the images whose pixels or
     descriptions are in the context (an fm prompt lists them); ``sessions``: session ids
     shown; ``rounds``: rounds shown; ``images``/``pages``: media attached as pixels;
-    ``withheld``: attachments over the caps, named but not sent; ``evicted_rounds``: rounds
-    the token budget left out; ``estimated_tokens``: the regime's own estimate of the context.
+    ``withheld``: attachments over the caps, named but not sent; ``skipped``: images refused
+    by the pixel bound or unreadable, named in their round and here (file, ``<round>/<name>``,
+    reason), never sent; ``evicted_rounds``: rounds the token budget left out;
+    ``estimated_tokens``: the regime's own estimate of the context.
     """
 
     blocks: list[str | MediaBlock] = Field(default_factory=list)
@@ -175,6 +199,7 @@ class ContextBlocks(BaseModel):
     images: int = 0
     pages: int = 0
     withheld: int = 0
+    skipped: list[SkippedRecord] = Field(default_factory=list)
     evicted_rounds: int = 0
     estimated_tokens: int = 0
     missing_evidence: list[str] = Field(default_factory=list)
@@ -222,22 +247,49 @@ def _oracle(question: Question, conversation: Conversation, regime: Regime) -> C
         )
     sessions = [s for s in conversation.sessions if s.id in wanted]
     rounds = [(s, r) for s in sessions for r in s.rounds]
-    shown = _capped_media(rounds, set(question.evidence), regime)
+    refused: Refusals = {}
+    shown = _capped_media(rounds, set(question.evidence), regime, refused)
     out = ContextBlocks(sessions=[s.id for s in sessions], missing_evidence=missing)
     previous: Session | None = None
     for session, rnd in rounds:
         if session is not previous:
             _add_text(out, regime, _session_header(session))
             previous = session
-        _add_round(out, rnd, regime, shown)
+        _add_round(out, rnd, regime, shown, refused)
     return out
 
 
+# Attachments refused by the pixel bound (or unreadable), by (round id, index): the error names
+# the file, the attachment and the reason.
+Refusals = dict[tuple[str, int], MediaError]
+
+
+def _sendable(rnd: Round, n: int, regime: Regime, refused: Refusals) -> bool:
+    """Whether attachment ``n`` of ``rnd`` may go as pixels: a page, or an image that passes
+    the pixel bound (checked from its header, once per context); a refused one is kept in
+    ``refused``. A missing file is no refusal: it fails when sent, as before."""
+    attachment = rnd.attachments[n]
+    if (not regime.sends_pixels or not isinstance(attachment.media, ImageRef)
+            or attachment.media.remote):  # a web image is described, never sent
+        return True
+    if (rnd.id, n) in refused:
+        return False
+    try:
+        check_image(attachment.media.path,
+                    record=attachment_item_id(rnd.id, attachment_name(attachment)))
+    except (MediaTooLargeError, CorruptMediaError) as exc:
+        refused[(rnd.id, n)] = exc
+        return False
+    return True
+
+
 def _capped_media(
-    rounds: Sequence[tuple[Session, Round]], evidence: set[str], regime: Regime
+    rounds: Sequence[tuple[Session, Round]], evidence: set[str], regime: Regime,
+    refused: Refusals,
 ) -> set[tuple[str, int]]:
     """Which attachments go as pixels: supporting-fact rounds' first, then the others in
-    conversation order, up to ``max_images`` images and ``max_pdf_pages`` pages."""
+    conversation order, up to ``max_images`` images and ``max_pdf_pages`` pages; an image the
+    pixel bound refuses takes no place (it is added to ``refused``)."""
     if not regime.sends_pixels:
         return set()
     ordered = [(r, n, a) for _, r in rounds if r.id in evidence for n, a in enumerate(r.attachments)]
@@ -249,6 +301,8 @@ def _capped_media(
         if _caption_only(attachment):
             continue
         if isinstance(attachment.media, ImageRef) and images < regime.max_images:
+            if not _sendable(rnd, n, regime, refused):
+                continue
             chosen.add((rnd.id, n))
             images += 1
         elif isinstance(attachment.media, PdfPageRef) and pages < regime.max_pdf_pages:
@@ -260,16 +314,26 @@ def _capped_media(
 # -- full -----------------------------------------------------------------------------------------
 
 
-def round_cost(rnd: Round, regime: Regime, header: str = "") -> int:
+def round_cost(rnd: Round, regime: Regime, header: str = "",
+               refused: Refusals | None = None) -> int:
     """Tokens one round takes in the ``full`` regime: its text (and the session header it
     opens, if any) at ``tokens_per_char``, plus ``image_tokens`` per image or page sent as
-    pixels (in the text modality descriptions and page text are charged as text)."""
+    pixels (in the text modality descriptions and page text are charged as text; an image the
+    pixel bound refuses, kept in ``refused``, as the line that names it)."""
     scratch = ContextBlocks()
-    everything = {(rnd.id, n) for n in range(len(rnd.attachments))}
+    refused = {} if refused is None else refused
+    sent = _sent_of(rnd, regime, refused)
     if header:
         _add_text(scratch, regime, header)
-    _add_round(scratch, rnd, regime, everything)
+    _add_round(scratch, rnd, regime, sent, refused)
     return scratch.estimated_tokens
+
+
+def _sent_of(rnd: Round, regime: Regime, refused: Refusals) -> set[tuple[str, int]]:
+    """Every attachment of ``rnd`` the pixel bound lets through (the ``full`` regime has no
+    per-question caps)."""
+    return {(rnd.id, n) for n in range(len(rnd.attachments))
+            if _sendable(rnd, n, regime, refused)}
 
 
 def _full(conversation: Conversation, regime: Regime) -> ContextBlocks:
@@ -280,24 +344,24 @@ def _full(conversation: Conversation, regime: Regime) -> ContextBlocks:
     # the estimate is the context's own (``estimated_tokens``) and never over the budget.
     start = len(rounds)
     spent = 0
+    refused: Refusals = {}
     for n in range(len(rounds) - 1, -1, -1):
         session, rnd = rounds[n]
         meets = n == len(rounds) - 1 or rounds[n + 1][0] is not session
-        cost = round_cost(rnd, regime, _session_header(session) if meets else "")
+        cost = round_cost(rnd, regime, _session_header(session) if meets else "", refused)
         if spent + cost > regime.token_budget:
             break
         spent += cost
         start = n
     kept = rounds[start:]
     out = ContextBlocks(evicted_rounds=start)
-    everything = {(r.id, n) for _, r in kept for n in range(len(r.attachments))}
     previous: Session | None = None
     for session, rnd in kept:
         if session is not previous:
             _add_text(out, regime, _session_header(session))
             out.sessions.append(session.id)
             previous = session
-        _add_round(out, rnd, regime, everything)
+        _add_round(out, rnd, regime, _sent_of(rnd, regime, refused), refused)
     return out
 
 
@@ -336,7 +400,8 @@ def _page_text(ref: PdfPageRef) -> str:
 
 
 def _add_round(
-    out: ContextBlocks, rnd: Round, regime: Regime, shown: set[tuple[str, int]]
+    out: ContextBlocks, rnd: Round, regime: Regime, shown: set[tuple[str, int]],
+    refused: Refusals,
 ) -> None:
     speaker = rnd.speaker or "user"
     lines = [f"[{rnd.id}] {speaker}: {rnd.text.strip()}"]
@@ -354,6 +419,11 @@ def _add_round(
         elif (rnd.id, n) in shown:
             lines.append(f"(attached {what} {name}, shown below)")
             media.append(MediaBlock(name=name, ref=attachment.media, round_id=rnd.id))
+        elif (rnd.id, n) in refused:
+            error = refused[(rnd.id, n)]
+            why = "too large to send" if isinstance(error, MediaTooLargeError) else "unreadable"
+            lines.append(f"(attached {what} {name}, not shown: {why})")
+            out.skipped.append(SkippedRecord.from_error(error))
         else:
             lines.append(f"(attached {what} {name}, not shown: over the per-question limit)")
             out.withheld += 1

@@ -44,7 +44,7 @@ import anyio
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
-from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, data_files
+from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, data_files, media_files
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_TYPES
 from m3kit.benchmarks.m3exam.prompt import attachment_name, prompt_template, question_prompt
 from m3kit.benchmarks.m3exam.regimes import (
@@ -61,13 +61,13 @@ from m3kit.benchmarks.m3exam.scorer import m3exam_answer
 from m3kit.benchmarks.m3exam.stream import conversation_stream
 from m3kit.errors import M3kitError
 from m3kit.harness import sample_state as steps
-from m3kit.harness.card import task_card_metadata
+from m3kit.harness.card import data_fingerprint, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.skips import warn_skipped
 from m3kit.harness.solvers import direct_solver, memory_solver
 from m3kit.metrics.text_match import FjRule
 from m3kit.schema import Conversation, ImageRef, PdfPageRef, Question, SkippedRecord
-from m3kit.schema.card import ReproCard, files_fingerprint
+from m3kit.schema.card import ReproCard
 from m3kit.schema.evallog import (
     BENCHMARK_KEY,
     FJ_RULE_KEY,
@@ -156,31 +156,29 @@ def _conversation(conversations: Mapping[str, Conversation], question: Question)
 
 async def _media_content(block: MediaBlock, regime: Regime) -> Content:
     """An attachment as inline image content (inspect refuses file paths at the model
-    boundary); a PDF page is rendered to a cached PNG first, at the regime's dpi."""
+    boundary), through the pixel bound every sent image passes
+    (``m3kit.media.image.image_data_uri``); a PDF page is rendered to a cached PNG first, at
+    the regime's dpi."""
     from inspect_ai.model import ContentImage
-    from inspect_ai.util import materialize_media
 
+    from m3kit.media.image import image_data_uri
+
+    path = block.ref.path
     if isinstance(block.ref, PdfPageRef):
         from m3kit.media.pdf import render_pdf_page_file
 
         ref = block.ref
-        path = await anyio.to_thread.run_sync(partial(
+        path = str(await anyio.to_thread.run_sync(partial(
             render_pdf_page_file, ref.path, ref.page, dpi=regime.dpi
-        ))
-        return ContentImage(image=await materialize_media(str(path)))
-    if block.ref.path.startswith(("http://", "https://")):
+        )))
+    elif path.startswith(("http://", "https://")):
         from m3kit.errors import MediaError
 
         raise MediaError("a remote image is not fetched (m3kit runs offline): use the text "
-                         "regime, which sends its description", path=block.ref.path,
+                         "regime, which sends its description", path=path,
                          record=block.round_id)
-    try:
-        return ContentImage(image=await materialize_media(block.ref.path))
-    except FileNotFoundError:
-        from m3kit.errors import MediaNotFoundError
-
-        raise MediaNotFoundError("attached image not found", path=block.ref.path,
-                                 record=block.round_id) from None
+    return ContentImage(image=await anyio.to_thread.run_sync(partial(
+        image_data_uri, path, record=block.round_id)))
 
 
 def _shown(context: ContextBlocks, regime: Regime) -> dict[str, Any]:
@@ -226,6 +224,7 @@ def m3exam_context_answer(
             partial(context_for, question, conversation)
         ))
         state.metadata.update(_shown_entry(_shown(context, regime)))
+        record.skipped = list(context.skipped)  # images the pixel bound kept from the model
         content = await steps.timed(record, "context",
                                     _message_content(context, question, regime))
         record.frames = [_media_label(b) for b in context.media]
@@ -377,7 +376,7 @@ def m3exam_task(
     """An inspect task over loaded M3Exam-shaped ``data`` (M3Exam or LoCoMo) in ``regime``;
     ``fj_letter`` scores fj items by the letter the answer states (else the whole answer);
     ``question_files``: the files ``data`` was read from (the reproducibility card's data
-    fingerprint).
+    fingerprint, with the images and PDFs of ``data``: ``media_files``).
     Under the oracle regime a question without a supporting-fact round in its conversation is
     skipped (``oracle_posable``), listed with the loader's skips in ``SKIPPED_KEY``."""
     fj_rule: FjRule = "letter" if fj_letter else "exact"
@@ -398,7 +397,7 @@ def m3exam_task(
         prompt_template(), benchmark=name, task=name, memory=regime.memory,
         memory_config=dict(memory_config) if regime.memory and memory_config else None,
         judge_model=judge_model,
-        data_fingerprint=files_fingerprint(question_files) if question_files else None,
+        data_fingerprint=data_fingerprint(question_files, media_files(data)),
         scoring=scoring_rules(fj_rule),
         settings={"regime": regime.name, "regime_config": regime.model_dump(mode="json"),
                   "types": sorted(wanted) if wanted is not None else "all"},

@@ -47,7 +47,8 @@ BENCHMARK = Benchmark(
     ),
     score_text=Ref(f"{_HERE}.score:score_text"),
     score_file_keys=frozenset({"qa_mrr", "ans_f1", "abstain_f1"}),
-    ranges={**SHARED_RANGES, "memory_fps": ArgRange(lambda v: v > 0, "> 0")},
+    ranges={**SHARED_RANGES, "memory_fps": ArgRange(lambda v: v > 0, "> 0"),
+            "transcript_tokens": ArgRange(lambda v: v >= 0, ">= 0")},
     headline=Ref(f"{_HERE}.score:headline"),
     cluster_of=Ref(f"{_HERE}.score:cluster_of"),
     item_correct=Ref(f"{_HERE}.score:item_correct"),
@@ -59,5 +60,6 @@ BENCHMARK = Benchmark(
     interval_format=".1f",
     summary_intervals={"ans_f1": "Ans-F1", "qa_acc": "Acc", "qa_mrr": "MRR"},
     data_files=Ref(f"{_HERE}.load:data_files"),
+    data_media=Ref(f"{_HERE}.load:data_media"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),
 )

@@ -19,23 +19,27 @@ so ``m3kit.harness.frames.select_frames`` cuts it at the question time.
 A session is one recording of a person: its video and/or its transcript, its start (unix s)
 taken from the records that name it (``metadata.primary_video_start_time`` / ``start_time``
 for the question video, ``video_start_time_unix`` of an evidence span for another; a
-transcript's ``metadata.start_time_unix`` (or ``video_start_time_unix``) as the last resort). One session of the
-release has no mp4: it is transcript-only, not an error. The aligned transcript is read when
-it exists (its ``person`` labels are the questions'); the Whisper one only without it, with no
-speaker (its diarisation labels are not the questions' people).
+transcript's ``metadata.start_time_unix`` (or ``video_start_time_unix``) as the last resort).
+One session of the release has no mp4: it is transcript-only, not an error. The aligned
+transcript is read when it exists and is readable (its ``person`` labels are the questions');
+the Whisper one otherwise, with no speaker (its diarisation labels are not the questions'
+people). Where a synthetic suite's manifest (``suite.json`` beside ``data/``) lists the
+suite's files, a video or transcript it does not list (a stale day of an earlier suite) is
+skipped and named, never added to a person's timeline.
 
 Each unusable record is skipped and named (file, record, field): not four choices or choice
 types, an unknown choice type, no abstain option, a gold index out of range,
 ``is_answerable`` disagreeing with the gold, an unknown skill, a question id given again
 (the first is kept), a start time that disagrees with another record's for the same video, a
-span past its video's end, a question video the layout does not have. A session without a
-known start is left off its person's timeline and named, never placed at a guessed time.
+start off the clock (``fields.as_unix_time``: 1970 to 2100), a time local to a recording past a
+day (``fields.as_local_seconds``), a span (or a transcript line) past its video's end, a
+question video the layout does not have. A session without a known start is left off its
+person's timeline and named, never placed at a guessed time.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -44,7 +48,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from m3kit.errors import M3kitError, SchemaError
+from m3kit.benchmarks.supermemory.fields import (
+    SPAN_SLACK_S,
+    RecordSkip,
+    SuperMemoryError,
+    as_local_seconds,
+    as_text,
+    as_unix_time,
+)
+from m3kit.benchmarks.supermemory.transcripts import (
+    SpokenLine,
+    TranscriptCache,
+    TranscriptKind,
+    read_transcript,
+)
+from m3kit.errors import M3kitError
 from m3kit.paths import resolve_in_root
 from m3kit.schema import Choice, ChoiceRole, Question, SkippedRecord, VideoRef
 from m3kit.schema.supermemory import ABSTAIN_TEXT, SKILLS
@@ -60,9 +78,11 @@ __all__ = [
     "SuperMemoryError",
     "SuperMemorySet",
     "data_files",
+    "data_media",
     "find_qa_file",
     "is_abstain_text",
     "load_supermemory",
+    "media_files",
     "read_transcript",
 ]
 
@@ -76,16 +96,9 @@ _ABSTAIN = re.compile(r"^\s*(this question (can ?not|cannot) be answered\.?|n/?a
                       re.IGNORECASE)
 _ROLES = {"correct": ChoiceRole.CORRECT, "vague": ChoiceRole.VAGUE,
           "incorrect": ChoiceRole.WRONG}
-_MMSS = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)\s*$")
 _PERSON_DIR = re.compile(r"^person_(\d+)$", re.IGNORECASE)
 ALIGNED_SUFFIX = "_gemini_aligned_transcript.json"
 WHISPER_SUFFIX = "_whisper_transcript.json"
-# A span may end this far past its video's last frame (the last frame's duration, rounding).
-SPAN_SLACK_S = 1.0
-
-
-class SuperMemoryError(SchemaError):
-    """A SuperMemory-VQA file or record is unusable (names the file, record and field)."""
 
 
 class EvidenceSpan(BaseModel):
@@ -96,19 +109,6 @@ class EvidenceSpan(BaseModel):
     video_id: str
     start: float
     end: float
-
-
-class SpokenLine(BaseModel):
-    """One transcript line: seconds from the recording's start, who spoke (``None``: not
-    known), what (``kind`` ``speech`` or ``sound``)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    start: float
-    end: float
-    text: str
-    person: str | None = None
-    kind: str = "speech"
 
 
 class Session(BaseModel):
@@ -163,49 +163,34 @@ def find_qa_file(data: str | Path) -> tuple[Path, Path | None]:
 
 
 def data_files(data: str | Path) -> list[Path]:
-    """The question file (the data set's fingerprint is taken over it)."""
+    """The question file (the data set's fingerprint is taken over it, with ``media_files``)."""
     return [find_qa_file(data)[0]]
+
+
+def media_files(data: SuperMemorySet) -> list[Path]:
+    """The files the samples of ``data`` read besides the question file, in load order: each
+    person's sessions in time order, each session's video then the transcript it is read from
+    (none when only the JSON was given). The data set's fingerprint covers them
+    (``m3kit.harness.card.data_fingerprint``)."""
+    if data.root is None:
+        return []
+    return [data.root / name for subject in sorted(data.sessions)
+            for session in data.sessions[subject]
+            for name in (session.video, session.transcript) if name is not None]
+
+
+def data_media(data: str | Path) -> list[Path]:
+    """``media_files`` of the data at ``data`` (``m3kit score``'s card)."""
+    return media_files(load_supermemory(data))
 
 
 # -- records -----------------------------------------------------------------------------------
 
 
-class _RecordSkip(Exception):
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field, self.reason = field, reason
-
-
-def _number(value: Any, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _RecordSkip(field, f"not a number: {value!r}")
-    return float(value)
-
-
-def _local_seconds(value: Any, field: str) -> float:
-    """Seconds local to a video: a number, or a legacy ``MM:SS`` / ``HH:MM:SS`` string."""
-    if isinstance(value, str):
-        match = _MMSS.match(value)
-        if not match:
-            raise _RecordSkip(field, f"not a time (seconds or MM:SS): {value!r}")
-        hours, minutes, seconds = match.groups()
-        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
-    seconds = _number(value, field)
-    if seconds < 0:
-        raise _RecordSkip(field, f"a negative time: {value!r}")
-    return seconds
-
-
-def _text(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _RecordSkip(field, "missing or not text")
-    return value
-
-
 def _question_spans(raw: Mapping[str, Any], primary: str) -> list[EvidenceSpan]:
     evidence = raw.get("question_evidence")
     if not isinstance(evidence, Mapping):
-        raise _RecordSkip("question_evidence", "missing or not an object")
+        raise RecordSkip("question_evidence", "missing or not an object")
     if "time_spans" in evidence:
         spans = evidence["time_spans"]
         field = "question_evidence.time_spans"
@@ -213,18 +198,18 @@ def _question_spans(raw: Mapping[str, Any], primary: str) -> list[EvidenceSpan]:
         spans = [evidence["time_span"]]
         field = "question_evidence.time_span"
     else:
-        raise _RecordSkip("question_evidence.time_spans", "missing")
+        raise RecordSkip("question_evidence.time_spans", "missing")
     if not isinstance(spans, list) or not spans:
-        raise _RecordSkip(field, "not a non-empty list of spans")
+        raise RecordSkip(field, "not a non-empty list of spans")
     out = []
     for n, span in enumerate(spans):
         where = f"{field}[{n}]" if field.endswith("spans") else field
         if not isinstance(span, Mapping):
-            raise _RecordSkip(where, "not an object")
-        start = _local_seconds(span.get("start_time"), f"{where}.start_time")
-        end = _local_seconds(span.get("end_time"), f"{where}.end_time")
+            raise RecordSkip(where, "not an object")
+        start = as_local_seconds(span.get("start_time"), f"{where}.start_time")
+        end = as_local_seconds(span.get("end_time"), f"{where}.end_time")
         if end < start:
-            raise _RecordSkip(f"{where}.end_time", f"ends ({end:g} s) before it starts "
+            raise RecordSkip(f"{where}.end_time", f"ends ({end:g} s) before it starts "
                                                    f"({start:g} s)")
         out.append(EvidenceSpan(video_id=str(span.get("video_id") or primary), start=start,
                                 end=end))
@@ -237,15 +222,15 @@ def _answer_spans(raw: Mapping[str, Any]) -> list[EvidenceSpan]:
         return []  # unanswerable questions may carry none
     items = evidence.get("evidence_list") or []
     if not isinstance(items, list):
-        raise _RecordSkip("answer_evidence.evidence_list", "not a list")
+        raise RecordSkip("answer_evidence.evidence_list", "not a list")
     out = []
     for n, item in enumerate(items):
         where = f"answer_evidence.evidence_list[{n}]"
         span = item.get("time_span") if isinstance(item, Mapping) else None
         if not isinstance(span, Mapping) or not item.get("video_id"):
-            raise _RecordSkip(where, "needs video_id and time_span{start_time, end_time}")
-        start = _local_seconds(span.get("start_time"), f"{where}.time_span.start_time")
-        end = _local_seconds(span.get("end_time"), f"{where}.time_span.end_time")
+            raise RecordSkip(where, "needs video_id and time_span{start_time, end_time}")
+        start = as_local_seconds(span.get("start_time"), f"{where}.time_span.start_time")
+        end = as_local_seconds(span.get("end_time"), f"{where}.time_span.end_time")
         out.append(EvidenceSpan(video_id=str(item["video_id"]), start=start, end=end))
     return out
 
@@ -253,24 +238,24 @@ def _answer_spans(raw: Mapping[str, Any]) -> list[EvidenceSpan]:
 def _choices(raw: Mapping[str, Any]) -> tuple[list[Choice], list[str], int]:
     texts = raw.get("choices")
     if not isinstance(texts, list) or len(texts) != N_CHOICES:
-        raise _RecordSkip("choices", f"needs {N_CHOICES} choices, got "
+        raise RecordSkip("choices", f"needs {N_CHOICES} choices, got "
                           f"{len(texts) if isinstance(texts, list) else type(texts).__name__}")
-    texts = [_text(t, f"choices[{n}]") for n, t in enumerate(texts)]
+    texts = [as_text(t, f"choices[{n}]") for n, t in enumerate(texts)]
     types = raw.get("choice_types")
     if not isinstance(types, list) or len(types) != N_CHOICES:
-        raise _RecordSkip("choice_types", f"needs {N_CHOICES} choice types")
+        raise RecordSkip("choice_types", f"needs {N_CHOICES} choice types")
     types = [str(t).strip().lower() for t in types]
     for n, kind in enumerate(types):
         if kind not in CHOICE_TYPES:
-            raise _RecordSkip(f"choice_types[{n}]", f"unknown choice type {kind!r} "
+            raise RecordSkip(f"choice_types[{n}]", f"unknown choice type {kind!r} "
                               f"(known: {', '.join(CHOICE_TYPES)})")
     abstain = [n for n, t in enumerate(texts) if is_abstain_text(t)]
     if len(abstain) != 1:
-        raise _RecordSkip("choices", "no abstain option (\"This question can not be "
+        raise RecordSkip("choices", "no abstain option (\"This question can not be "
                           "answered.\")" if not abstain else "more than one abstain option")
     gold = raw.get("correct_option_index")
     if isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < N_CHOICES:
-        raise _RecordSkip("correct_option_index", f"not an index 0-{N_CHOICES - 1}: {gold!r}")
+        raise RecordSkip("correct_option_index", f"not an index 0-{N_CHOICES - 1}: {gold!r}")
     choices = [
         Choice(letter=chr(ord("A") + n), text=text,
                role=ChoiceRole.ABSTAIN if n == abstain[0] else _ROLES[types[n]])
@@ -282,11 +267,11 @@ def _choices(raw: Mapping[str, Any]) -> tuple[list[Choice], list[str], int]:
 def _answerable(raw: Mapping[str, Any], gold_is_abstain: bool) -> bool:
     flag = raw.get("is_answerable")
     if not isinstance(flag, bool):
-        raise _RecordSkip("is_answerable", f"not true or false: {flag!r}")
+        raise RecordSkip("is_answerable", f"not true or false: {flag!r}")
     if flag == gold_is_abstain:
         said = "answerable" if flag else "unanswerable"
         gold = "the abstain option" if gold_is_abstain else "an answer"
-        raise _RecordSkip("is_answerable", f"says {said} but the gold is {gold}")
+        raise RecordSkip("is_answerable", f"says {said} but the gold is {gold}")
     return flag
 
 
@@ -309,46 +294,46 @@ class _Parsed(BaseModel):
 def _parse(raw: Mapping[str, Any]) -> _Parsed:
     qid = raw.get("question_id")
     if isinstance(qid, bool) or not isinstance(qid, int | str) or not str(qid).strip():
-        raise _RecordSkip("question_id", f"not an id: {qid!r}")
+        raise RecordSkip("question_id", f"not an id: {qid!r}")
     subject = raw.get("subject")
     if isinstance(subject, str) and subject.strip().isdigit():
         subject = int(subject)
     if isinstance(subject, bool) or not isinstance(subject, int):
-        raise _RecordSkip("subject", f"not a person number: {subject!r}")
+        raise RecordSkip("subject", f"not a person number: {subject!r}")
     meta = raw.get("metadata")
     if not isinstance(meta, Mapping):
-        raise _RecordSkip("metadata", "missing or not an object")
+        raise RecordSkip("metadata", "missing or not an object")
     skill = meta.get("skill")
     if skill not in SKILLS:
-        raise _RecordSkip("metadata.skill", f"unknown skill {skill!r}")
-    primary = _text(meta.get("primary_video_id"), "metadata.primary_video_id")
-    primary_start = _number(meta.get("primary_video_start_time", raw.get("start_time")),
-                            "metadata.primary_video_start_time")
+        raise RecordSkip("metadata.skill", f"unknown skill {skill!r}")
+    primary = as_text(meta.get("primary_video_id"), "metadata.primary_video_id")
+    primary_start = as_unix_time(meta.get("primary_video_start_time", raw.get("start_time")),
+                                 "metadata.primary_video_start_time")
     if raw.get("start_time") is not None and \
-            _number(raw["start_time"], "start_time") != primary_start:
-        raise _RecordSkip("start_time", f"{raw['start_time']!r} disagrees with "
+            as_unix_time(raw["start_time"], "start_time") != primary_start:
+        raise RecordSkip("start_time", f"{raw['start_time']!r} disagrees with "
                           f"metadata.primary_video_start_time {primary_start!r}")
     choices, types, gold = _choices(raw)
     answerable = _answerable(raw, choices[gold].role is ChoiceRole.ABSTAIN)
     spans = _question_spans(raw, primary)
     on_primary = [s for s in spans if s.video_id == primary]
     if not on_primary:
-        raise _RecordSkip("question_evidence.time_spans",
+        raise RecordSkip("question_evidence.time_spans",
                           f"no span on the question's video {primary!r}")
     starts = {primary: primary_start}
     for n, span in enumerate(raw["question_evidence"].get("time_spans") or []):
         if isinstance(span, Mapping) and span.get("video_start_time_unix") is not None:
             vid = str(span.get("video_id") or primary)
-            start = _number(span["video_start_time_unix"],
-                            f"question_evidence.time_spans[{n}].video_start_time_unix")
+            start = as_unix_time(span["video_start_time_unix"],
+                                 f"question_evidence.time_spans[{n}].video_start_time_unix")
             if starts.setdefault(vid, start) != start:
-                raise _RecordSkip(f"question_evidence.time_spans[{n}].video_start_time_unix",
+                raise RecordSkip(f"question_evidence.time_spans[{n}].video_start_time_unix",
                                   f"{start!r} disagrees with {starts[vid]!r} for video {vid}")
     cut = max(s.end for s in on_primary)
     video_ids = raw.get("video_ids") or [primary]
     answer_spans = _answer_spans(raw)
     question = Question(
-        id=str(qid).strip(), benchmark=BENCHMARK, text=_text(raw.get("question"), "question"),
+        id=str(qid).strip(), benchmark=BENCHMARK, text=as_text(raw.get("question"), "question"),
         choices=choices, answer=chr(ord("A") + gold), question_type=str(skill),
         time=primary_start + cut,
         evidence=[f"{s.video_id}@{s.start:g}-{s.end:g}" for s in answer_spans],
@@ -404,70 +389,54 @@ def _person_folders(root: Path, kind: str) -> dict[int, Path]:
     return out
 
 
-def _videos(root: Path) -> dict[tuple[int, str], Path]:
+def _listed(root: Path, skipped: list[SkippedRecord]) -> set[Path] | None:
+    """The media files a synthetic suite's manifest (``suite.json`` beside the data folder)
+    lists, ``None`` when there is none (the release has none: every file counts)."""
+    if root.name != "data" or not (root.parent / "suite.json").is_file():
+        return None
+    from m3kit.synth.ego.suite import suite_files
+    from m3kit.synth.errors import SynthError
+
+    try:
+        files = suite_files(root.parent)
+    except SynthError as exc:
+        skipped.append(SkippedRecord.at(exc.path or root.parent / "suite.json", None,
+                                        f"{exc.reason}: the files are not checked against it",
+                                        exc.field))
+        return None
+    return {root.parent / name for name in files or []}
+
+
+def _is_listed(file: Path, listed: set[Path] | None, skipped: list[SkippedRecord]) -> bool:
+    if listed is None or file in listed:
+        return True
+    skipped.append(SkippedRecord.at(file, None, "not listed in the suite's manifest "
+                                    "(suite.json): a file of another suite, left out of the "
+                                    "person's timeline"))
+    return False
+
+
+def _videos(root: Path, listed: set[Path] | None,
+            skipped: list[SkippedRecord]) -> dict[tuple[int, str], Path]:
     out = {}
     for subject, folder in _person_folders(root, "video").items():
         for file in sorted(folder.glob("*.mp4")):
-            out[(subject, file.stem)] = file
+            if _is_listed(file, listed, skipped):
+                out[(subject, file.stem)] = file
     return out
 
 
-def _transcripts(root: Path) -> dict[tuple[int, str], tuple[Path, Literal["aligned", "whisper"]]]:
-    out: dict[tuple[int, str], tuple[Path, Literal["aligned", "whisper"]]] = {}
+def _transcripts(root: Path, listed: set[Path] | None, skipped: list[SkippedRecord]
+                 ) -> dict[tuple[int, str], list[tuple[Path, TranscriptKind]]]:
+    """Each session's transcript files, the one to read first first: the aligned one, then the
+    Whisper one."""
+    out: dict[tuple[int, str], list[tuple[Path, TranscriptKind]]] = defaultdict(list)
     for subject, folder in _person_folders(root, "transcripts").items():
-        for file in sorted(folder.glob(f"*{WHISPER_SUFFIX}")):
-            out.setdefault((subject, file.name[: -len(WHISPER_SUFFIX)]), (file, "whisper"))
-        for file in sorted(folder.glob(f"*{ALIGNED_SUFFIX}")):
-            out[(subject, file.name[: -len(ALIGNED_SUFFIX)])] = (file, "aligned")
-    return out
-
-
-def read_transcript(path: str | Path, kind: Literal["aligned", "whisper"] = "aligned",
-                    ) -> tuple[list[SpokenLine], list[SkippedRecord], dict[str, Any]]:
-    """The lines of a transcript file (seconds from the recording's start, in file order),
-    the lines skipped (each named: no start/end, an end before its start, text that is not
-    text; a line of blank text is no line), and the
-    file's ``metadata`` object. The aligned file keeps ``person`` (``User``, ``A``...); a
-    Whisper file's ``speaker`` is dropped (its diarisation labels are not the questions'
-    people). ``SuperMemoryError`` when the file is not a transcript at all."""
-    file = Path(path)
-    try:
-        data = json.loads(file.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SuperMemoryError(f"not a readable JSON transcript ({type(exc).__name__})",
-                               path=file) from None
-    meta: dict[str, Any] = {}
-    if isinstance(data, Mapping):
-        meta = dict(data.get("metadata") or {}) if isinstance(data.get("metadata"),
-                                                              Mapping) else {}
-        entries = data.get("transcript", data.get("segments"))
-    else:
-        entries = data
-    if not isinstance(entries, list):
-        raise SuperMemoryError("no list of transcript lines ('transcript')", path=file,
-                               field="transcript")
-    lines: list[SpokenLine] = []
-    skipped: list[SkippedRecord] = []
-    for n, entry in enumerate(entries):
-        try:
-            if not isinstance(entry, Mapping):
-                raise _RecordSkip("", "not an object")
-            start = _local_seconds(entry.get("start"), "start")
-            end = _local_seconds(entry.get("end"), "end")
-            if end < start:
-                raise _RecordSkip("end", f"ends ({end:g} s) before it starts ({start:g} s)")
-            if isinstance(entry.get("text"), str) and not entry["text"].strip():
-                continue  # nothing was heard: no line, and nothing wrong with the file
-            text = _text(entry.get("text"), "text").strip()
-        except _RecordSkip as skip:
-            skipped.append(SkippedRecord.at(file, f"transcript[{n}]", skip.reason,
-                                            skip.field or None))
-            continue
-        person = entry.get("person") if kind == "aligned" else None
-        lines.append(SpokenLine(start=start, end=end, text=text,
-                                person=str(person) if person not in (None, "") else None,
-                                kind=str(entry.get("kind") or "speech")))
-    return lines, skipped, meta
+        for suffix, kind in ((ALIGNED_SUFFIX, "aligned"), (WHISPER_SUFFIX, "whisper")):
+            for file in sorted(folder.glob(f"*{suffix}")):
+                if _is_listed(file, listed, skipped):
+                    out[(subject, file.name[: -len(suffix)])].append((file, kind))
+    return dict(out)
 
 
 def _duration(video: Path) -> float:
@@ -476,39 +445,59 @@ def _duration(video: Path) -> float:
     return float(video_info(video).duration)
 
 
+def _transcript(root: Path, found: Sequence[tuple[Path, TranscriptKind]],
+                duration: float | None, transcripts: TranscriptCache,
+                skipped: list[SkippedRecord]) -> tuple[Path, TranscriptKind, dict[str, Any]] | None:
+    """The first of a session's transcript files that can be read (its lines' skips named),
+    each unreadable one named with the file read in its place; ``None`` when none can."""
+    for n, (file, kind) in enumerate(found):
+        try:
+            resolve_in_root(root, file.relative_to(root).as_posix(), path=file)
+            read = transcripts.read(file, kind, duration)
+        except M3kitError as exc:  # unreadable, or a link out of the data folder
+            instead = (f": {found[n + 1][0].name} is read instead" if n + 1 < len(found)
+                       else "")
+            skipped.append(SkippedRecord.at(exc.path or file, exc.record,
+                                            f"{exc.reason}{instead}", exc.field))
+            continue
+        skipped += read.skipped
+        return file, kind, read.meta
+    return None
+
+
+def _transcript_start(file: Path, meta: Mapping[str, Any],
+                      skipped: list[SkippedRecord]) -> float | None:
+    """A session's start as its transcript states it (the last resort), on the clock."""
+    field = next((f for f in ("video_start_time_unix", "start_time_unix") if f in meta), None)
+    if field is None:
+        return None
+    try:
+        return as_unix_time(meta[field], f"metadata.{field}")
+    except RecordSkip as skip:
+        skipped.append(SkippedRecord.at(file, None, skip.reason, skip.field))
+        return None
+
+
 def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
-              skipped: list[SkippedRecord]) -> dict[int, list[Session]]:
+              skipped: list[SkippedRecord], transcripts: TranscriptCache
+              ) -> dict[int, list[Session]]:
     """Every session of the layout placed on its person's clock."""
-    videos = _videos(root)
-    transcripts = _transcripts(root)
+    listed = _listed(root, skipped)
+    videos = _videos(root, listed, skipped)
+    candidates = _transcripts(root, listed, skipped)
     # a session by its lower-cased id (transcript files are named so), under the id its mp4
     # or its records spell
     keys: dict[tuple[int, str], str] = {}
     for (subject, vid) in [*videos, *starts]:
         keys.setdefault((subject, vid.lower()), vid)
-    for (subject, lower) in transcripts:
+    for (subject, lower) in candidates:
         keys.setdefault((subject, lower), lower)
     out: dict[int, list[Session]] = defaultdict(list)
     for (subject, lower), vid in sorted(keys.items()):
         video = videos.get((subject, vid))
-        found = transcripts.get((subject, lower))
-        if video is None and found is None:
+        found = candidates.get((subject, lower), [])
+        if video is None and not found:
             continue  # named by records only: no session (their questions are skipped)
-        start = starts.get((subject, vid))
-        if start is None and found is not None:
-            try:
-                meta = read_transcript(*found)[2]
-            except SuperMemoryError:
-                meta = {}
-            value = meta.get("video_start_time_unix", meta.get("start_time_unix"))
-            start = float(value) if isinstance(value, int | float) and not isinstance(
-                value, bool) else None
-        if start is None:
-            skipped.append(SkippedRecord.at(
-                video or (found[0] if found else root), None,
-                f"session {vid} of person {subject}: no record gives its start time, so it "
-                "is left off the person's timeline", "video_start_time_unix"))
-            continue
         duration = None
         if video is not None:
             try:
@@ -518,28 +507,28 @@ def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
                 skipped.append(SkippedRecord.at(video, None, f"video unusable ({exc.reason}): "
                                                 "the session is transcript-only", "video"))
                 video = None
-        transcript = None
-        if found is not None:
-            try:
-                resolve_in_root(root, found[0].relative_to(root).as_posix(), path=found[0])
-                skipped += read_transcript(*found)[1]
-            except M3kitError as exc:  # unreadable, or a link out of the data folder
-                skipped.append(SkippedRecord.from_error(exc))
-                found = None
-        if found is None and video is None:
+        read = _transcript(root, found, duration, transcripts, skipped)
+        start = starts.get((subject, vid))
+        if start is None and read is not None:
+            start = _transcript_start(read[0], read[2], skipped)
+        if start is None:
+            skipped.append(SkippedRecord.at(
+                video or (read[0] if read else found[0][0] if found else root), None,
+                f"session {vid} of person {subject}: no record gives its start time, so it "
+                "is left off the person's timeline", "video_start_time_unix"))
+            continue
+        if read is None and video is None:
             continue  # nothing usable is left of it (named above): its questions are skipped
-        if found is None:
+        if read is None:
             skipped.append(SkippedRecord.at(
                 root / "transcripts" / f"person_{subject}" / f"{lower}{ALIGNED_SUFFIX}", None,
                 f"session {vid} of person {subject} has no transcript: video only",
                 "transcript"))
-        else:
-            transcript = found[0].relative_to(root).as_posix()
         out[subject].append(Session(
             subject=subject, video_id=vid, start=start,
             video=video.relative_to(root).as_posix() if video is not None else None,
-            transcript=transcript, transcript_kind=found[1] if found else None,
-            duration=duration,
+            transcript=read[0].relative_to(root).as_posix() if read else None,
+            transcript_kind=read[1] if read else None, duration=duration,
         ))
     return {s: sorted(v, key=lambda x: (x.start, x.video_id)) for s, v in sorted(out.items())}
 
@@ -559,10 +548,13 @@ def _span_past_end(parsed: _Parsed, sessions: Mapping[int, Sequence[Session]]
     return None
 
 
-def load_supermemory(data: str | Path) -> SuperMemorySet:
+def load_supermemory(data: str | Path,
+                     transcripts: TranscriptCache | None = None) -> SuperMemorySet:
     """The questions of ``data`` (a folder holding ``data/json/all_qa.json``, the ``data``
     folder, or the JSON file alone) and, for a folder, each person's sessions; every unusable
-    record skipped and named. ``SuperMemoryError`` when the JSON cannot be read at all."""
+    record skipped and named. ``transcripts``: where the transcripts read on the way are kept
+    (a task passes the one its solvers read from, so each file is parsed once per run).
+    ``SuperMemoryError`` when the JSON cannot be read at all."""
     qa_file, root = find_qa_file(data)
     skipped: list[SkippedRecord] = []
     parsed: list[_Parsed] = []
@@ -573,24 +565,25 @@ def load_supermemory(data: str | Path) -> SuperMemorySet:
         name = _record_name(raw, n)
         try:
             if not isinstance(raw, Mapping):
-                raise _RecordSkip("", "not a JSON object")
+                raise RecordSkip("", "not a JSON object")
             record = _parse(raw)
             if record.qid in seen:
-                raise _RecordSkip("question_id", "given again: the first record is kept")
+                raise RecordSkip("question_id", "given again: the first record is kept")
             for vid, start in record.starts.items():
                 known = starts.setdefault((record.subject, vid), start)
                 if known != start:
-                    raise _RecordSkip("metadata.primary_video_start_time",
+                    raise RecordSkip("metadata.primary_video_start_time",
                                       f"video {vid} starts at {start!r} here but at "
                                       f"{known!r} in an earlier record")
-        except _RecordSkip as skip:
+        except RecordSkip as skip:
             skipped.append(SkippedRecord.at(qa_file, name, skip.reason, skip.field or None))
             if skip.field != "question_id":
                 skipped_ids.append(name)
             continue
         seen.add(record.qid)
         parsed.append(record)
-    sessions = _sessions(root, starts, skipped) if root is not None else {}
+    sessions = (_sessions(root, starts, skipped, transcripts or TranscriptCache())
+                if root is not None else {})
     questions = []
     for record in parsed:
         named = {s.video_id for s in [*record.spans, *record.answer_spans]} | {record.primary}

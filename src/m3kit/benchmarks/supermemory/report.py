@@ -28,7 +28,7 @@ from m3kit.benchmarks.supermemory.score import (
 )
 from m3kit.benchmarks.supermemory.stats import dataset_stats, stats_tables
 from m3kit.metrics.bootstrap import Interval
-from m3kit.schema.evallog import BLIND_KEY, FRAMES_KEY, MEMORY_NAME_KEY, LoggedRun
+from m3kit.schema.evallog import BLIND_KEY, FRAMES_KEY, MEMORY_NAME_KEY, LoggedRun, LoggedSample
 from m3kit.schema.report import NA, DeltaCell, ReportSection, Table
 
 __all__ = [
@@ -74,10 +74,13 @@ class _System:
 
     def __init__(self, model: str, framework: str, score: SuperMemoryScore,
                  excluded: Sequence[str] = (),
-                 intervals: Mapping[str, Interval] | None = None) -> None:
+                 intervals: Mapping[str, Interval] | None = None,
+                 transcript_cut: tuple[int, int] = (0, 0)) -> None:
         self.model, self.framework, self.score = model, framework, score
         self.excluded = list(excluded)  # ids of the questions excluded (media unreadable)
         self.intervals = dict(intervals or {})
+        # (questions whose prompt's transcript was cut to its budget, lines left out in all)
+        self.transcript_cut = transcript_cut
 
     @property
     def name(self) -> str:
@@ -115,10 +118,19 @@ def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
             model, framework, scores_from_log(samples),
             sorted((s.question.id for s in samples if s.excluded and s.question is not None),
                    key=_natural_id),
-            run_intervals(DECLARED, its, statistic=figure_numbers).ci))
+            run_intervals(DECLARED, its, statistic=figure_numbers).ci,
+            _transcript_cut(samples)))
     for stem, data in (cards or {}).items():
         systems.append(_System(stem, SCORE_FILE, SuperMemoryScore.model_validate(data)))
     return systems
+
+
+def _transcript_cut(samples: Sequence[LoggedSample]) -> tuple[int, int]:
+    """How many questions' direct prompts had their transcript cut to the token budget, and
+    how many lines were left out in all."""
+    cuts = [cut for s in samples
+            if (cut := getattr(s.item, "transcript_cut", 0) if s.item is not None else 0)]
+    return len(cuts), sum(cuts)
 
 
 def _grid(systems: Sequence[_System]) -> tuple[list[str], list[str], dict[tuple[str, str], _System]]:
@@ -402,5 +414,10 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
             notes.append(f"{s.name}: {s.score.n_excluded} of {s.score.n + s.score.n_excluded} "
                          "question(s) excluded, their media unreadable, and left out of every "
                          f"number (n is the rest){': ' + ids if ids else ''}.")
+        questions, lines = s.transcript_cut
+        if questions:
+            notes.append(f"{s.name}: the transcript in {questions} question(s) was cut to its "
+                         f"token budget (-T transcript_tokens): {lines} older line(s) left "
+                         "out, the lines heard last kept.")
     return [ReportSection(benchmark=BENCHMARK, title="SuperMemory-VQA", tables=tables,
                           figures=figures, notes=notes)]

@@ -99,7 +99,9 @@ class SuperMemoryItem(ScoreItem):
     """One scored question: the ranking read from the reply (0-based option indices, best
     first; ``None`` when invalid, missing or failed), the gold index, each option's type
     (``correct`` / ``vague`` / ``incorrect`` / ``abstain``), whether it is answerable, its skill,
-    person and question video; ``missing``: no prediction was given."""
+    person and question video; ``missing``: no prediction was given; ``transcript_cut``: the
+    transcript lines heard before the question that the direct prompt left out for its token
+    budget (``-T transcript_tokens``; 0 for predictions files and other runs)."""
 
     ranking: list[int] | None = None
     gold: int = 0
@@ -109,6 +111,7 @@ class SuperMemoryItem(ScoreItem):
     subject: str = ""
     video: str = ""
     missing: bool = False
+    transcript_cut: int = 0
 
     @property
     def answer(self) -> int | None:

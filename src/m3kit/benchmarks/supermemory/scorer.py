@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 
+from m3kit.benchmarks.supermemory.prompt import TRANSCRIPT_META
 from m3kit.benchmarks.supermemory.score import (
     SuperMemoryItem,
     SuperMemoryScore,
@@ -87,6 +88,9 @@ def supermemory_answer() -> Scorer:
         completion = state.output.completion if state.output is not None else ""
         ranking = None if failed else parse_ranking(completion, len(question.choices))
         item = item_of(question, ranking, failed=failed)
+        heard = state.metadata.get(TRANSCRIPT_META)
+        if isinstance(heard, dict) and heard.get("cut"):
+            item = item.model_copy(update={"transcript_cut": int(heard["cut"])})
         return Score(
             value=1.0 if item.status == "correct" else 0.0,
             answer=" > ".join(question.letters[i] for i in ranking) if ranking else None,

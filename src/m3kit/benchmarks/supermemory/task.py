@@ -8,6 +8,10 @@ Task args (``-T``):
 - ``frames``: frames of the question's session, uniform from its start to the question's
   moment (default 32, as Video-RAG's 32 frames in seed 003 §4.2); the session's transcript up
   to that moment goes with them as text;
+- ``transcript_tokens``: the most that text may be, in estimated tokens (default
+  ``DEFAULT_TRANSCRIPT_TOKENS``, 8000; ``m3kit.memory.context.estimated_tokens``): the lines heard last
+  before the question that fit; what was cut is noted per sample (``TRANSCRIPT_META``) and
+  the budget is on the card's ``settings``;
 - ``blind``: the question and its options alone (the seed's Table 3);
 - ``memory`` (``m3kit eval --memory``) and ``memory_config``: answer through a memory of
   ``m3kit.memory``; the memory key is the person, its events every session's frames (one every
@@ -16,7 +20,9 @@ Task args (``-T``):
 - ``memory_fps``: the memory's frame rate; ``max_side``, ``frame_store``, ``cache``: as in
   every m3kit task.
 
-Generation is greedy (temperature 0) unless the command line says otherwise.
+Generation is greedy (temperature 0) unless the command line says otherwise. A sample whose
+inputs cannot be built (whatever the exception) fails alone, never the run (the harness's
+solvers: ``INPUTS_FAILURE``).
 """
 
 from __future__ import annotations
@@ -34,32 +40,37 @@ from m3kit.benchmarks.supermemory.load import (
     SuperMemorySet,
     data_files,
     load_supermemory,
+    media_files,
 )
 from m3kit.benchmarks.supermemory.prompt import (
+    DEFAULT_TRANSCRIPT_TOKENS,
     FRAMES_PREAMBLE,
+    TRANSCRIPT_META,
     direct_text,
     memory_text,
     prompt_template,
     question_block,
-    transcript_text,
 )
 from m3kit.benchmarks.supermemory.score import scoring_rules
 from m3kit.benchmarks.supermemory.scorer import supermemory_answer
 from m3kit.benchmarks.supermemory.timeline import (
     DEFAULT_MEMORY_FPS,
+    RecentTranscript,
     person_events,
-    transcript_before,
+    recent_transcript,
     wall_clock,
 )
+from m3kit.benchmarks.supermemory.transcripts import TranscriptCache
 from m3kit.errors import M3kitError
-from m3kit.harness.card import frame_policy_card, task_card_metadata
+from m3kit.harness.card import data_fingerprint, frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.frames import FramePolicy, image_content, policy_fingerprint
 from m3kit.harness.sample_state import resolve_memory, timed
 from m3kit.harness.skips import warn_skipped
 from m3kit.harness.solvers import FrameSource, direct_solver, memory_solver
+from m3kit.memory.context import TOKENS_PER_CHAR
 from m3kit.schema import Question
-from m3kit.schema.card import ReproCard, files_fingerprint
+from m3kit.schema.card import ReproCard
 from m3kit.schema.evallog import (
     BLIND_KEY,
     FPS_KEY,
@@ -83,6 +94,7 @@ __all__ = [
     "DEFAULT_FRAMES",
     "SESSIONS_META",
     "SESSION_META",
+    "TRANSCRIPT_META",
     "person_key",
     "supermemory",
     "supermemory_dataset",
@@ -141,15 +153,15 @@ def _question_session(state: TaskState) -> Session | None:
     return next((s for s in _sessions(state) if s.video_id == wanted), None)
 
 
-def _transcript(state: TaskState, question: Question) -> str:
-    """The question session's transcript up to the question, as prompt lines."""
+def _recent_transcript(state: TaskState, question: Question, budget_tokens: int,
+                       transcripts: TranscriptCache) -> RecentTranscript | None:
+    """What the question session's transcript gives the prompt up to the question, within
+    ``budget_tokens``; ``None`` when there is no session or moment to cut at. Blocking."""
     root = state.metadata.get(MEDIA_ROOT_KEY)
     session = _question_session(state)
     if root is None or session is None or question.time is None:
-        return ""
-    heard = transcript_before(Path(root), session, question.time)
-    return transcript_text([(wall_clock(e.time).split(" ")[1] if e.time is not None else "",
-                             e.text) for e in heard])
+        return None
+    return recent_transcript(Path(root), session, question.time, budget_tokens, transcripts)
 
 
 @solver
@@ -159,12 +171,19 @@ def supermemory_solver(
     max_side: int | None = None,
     frame_store: str | None = None,
     cache: bool = True,
+    transcript_tokens: int = DEFAULT_TRANSCRIPT_TOKENS,
+    transcripts: TranscriptCache | None = None,
 ) -> Solver:
     """The question session's frames and transcript up to the question's moment (the causal
-    cut: ``select_frames`` and ``causal_cut``), then the question and the ranking request;
-    blind: the question alone."""
+    cut: ``select_frames`` and ``causal_cut``), the transcript's last lines within
+    ``transcript_tokens``, then the question and the ranking request; blind: the question
+    alone. ``transcripts``: the run's transcript cache (the loader's)."""
+    import anyio
+
     policy = FramePolicy(policy="uniform", n=0 if blind else frames, max_side=max_side)
     source = FrameSource(frame_store, policy=lambda _q: policy)
+    reader = transcripts if transcripts is not None else TranscriptCache()
+    warned: list[str] = []  # the first question whose transcript was cut: said once a run
 
     async def message(state: TaskState, question: Question,
                       record: SampleRecord) -> tuple[str | list[Content], int]:
@@ -177,8 +196,19 @@ def supermemory_solver(
         images = await timed(record, "frames", image_content(chosen))
         record.frames = [f.path for f in chosen]
         record.frame_times = [f.time for f in chosen]
+        heard = await anyio.to_thread.run_sync(
+            lambda: _recent_transcript(state, question, int(transcript_tokens), reader))
+        if heard is not None:
+            state.metadata[TRANSCRIPT_META] = heard.model_dump(exclude={"text"})
+            if heard.cut and not warned:
+                warned.append(question.id)
+                logger.warning(
+                    "SuperMemory-VQA: question %s: %d of the %d transcript lines heard by its "
+                    "moment left out to keep within %d tokens (-T transcript_tokens); each "
+                    "sample's metadata %s says what was cut", question.id, heard.cut,
+                    heard.heard, heard.budget, TRANSCRIPT_META)
         now = wall_clock(question.time) if question.time is not None else None
-        text = direct_text(question, now=now, transcript=_transcript(state, question),
+        text = direct_text(question, now=now, transcript=heard.text if heard else "",
                            blind=False)
         if not images:
             return text, 0
@@ -198,16 +228,19 @@ def supermemory_memory_solver(
     max_side: int | None = None,
     frame_store: str | None = None,
     cache: bool = True,
+    transcripts: TranscriptCache | None = None,
 ) -> Solver:
     """The person's whole timeline goes into ``memory`` once per person (frames of every
     session at ``memory_fps``, transcript lines); the memory answers with the model under
-    evaluation from what was recorded up to the question's moment."""
+    evaluation from what was recorded up to the question's moment. ``transcripts``: the run's
+    transcript cache (the loader's)."""
     import anyio
 
     mem = resolve_memory(memory, memory_config, none_hint="leave out --memory",
                          error=SuperMemoryTaskError)
     policy = FramePolicy(policy="fps", fps=memory_fps, n=1, max_side=max_side)
     source = FrameSource(frame_store, policy=lambda _q: policy)
+    reader = transcripts if transcripts is not None else TranscriptCache()
 
     async def events(state: TaskState, question: Question,
                      record: SampleRecord) -> list[MemoryEvent]:
@@ -215,8 +248,10 @@ def supermemory_memory_solver(
         if root is None:
             raise SuperMemoryTaskError("a memory needs the data folder, not the JSON alone",
                                        field="data")
+        # what the transcripts skipped is the loader's (one reader): in the run's skip record
         stream, _ = await timed(record, "frames", anyio.to_thread.run_sync(
-            lambda: person_events(source.store(), Path(root), _sessions(state), policy)))
+            lambda: person_events(source.store(), Path(root), _sessions(state), policy,
+                                  reader)))
         return stream
 
     def prompt(_state: TaskState, question: Question) -> str:
@@ -238,10 +273,12 @@ def supermemory(
     max_side: int | None = None,
     frame_store: str | None = None,
     cache: bool = True,
+    transcript_tokens: int = DEFAULT_TRANSCRIPT_TOKENS,
 ) -> Task:
     """SuperMemory-VQA: rank four options about a person's days, from uniform frames (``frames``)
-    of the question's session and its transcript up to the question (``blind``: neither;
-    ``memory``: the person's timeline, frames at ``memory_fps``, cut at the question)."""
+    of the question's session and its transcript up to the question, its last lines within
+    ``transcript_tokens`` (``blind``: neither; ``memory``: the person's timeline, frames at
+    ``memory_fps``, cut at the question)."""
     if not data:
         raise SuperMemoryTaskError("give the SuperMemory-VQA folder: -T data=PATH",
                                    field="data")
@@ -250,7 +287,9 @@ def supermemory(
     if not float(memory_fps) > 0:
         raise SuperMemoryTaskError(f"memory_fps must be > 0, got {memory_fps}",
                                    field="memory_fps")
-    loaded = load_supermemory(data)
+    transcript_tokens = _budget(transcript_tokens)
+    transcripts = TranscriptCache()  # the run's: the loader fills it, the solvers read it
+    loaded = load_supermemory(data, transcripts)
     warn_skipped(logger, "SuperMemory-VQA", loaded.skipped)
     if not loaded.questions:
         raise SuperMemoryTaskError("no usable question", path=loaded.qa_file)
@@ -266,10 +305,13 @@ def supermemory(
         assert memory is not None
         chosen = supermemory_memory_solver(memory, memory_config=memory_config,
                                            memory_fps=float(memory_fps), max_side=max_side,
-                                           frame_store=frame_store, cache=cache)
+                                           frame_store=frame_store, cache=cache,
+                                           transcripts=transcripts)
     else:
         chosen = supermemory_solver(frames=int(frames), blind=bool(blind), max_side=max_side,
-                                    frame_store=frame_store, cache=cache)
+                                    frame_store=frame_store, cache=cache,
+                                    transcript_tokens=transcript_tokens,
+                                    transcripts=transcripts)
     no_frames = bool(blind) or uses_memory
     card = ReproCard.with_prompt(
         prompt_template(blind=bool(blind), memory=uses_memory),
@@ -279,8 +321,11 @@ def supermemory(
         blind=bool(blind),
         memory=memory if uses_memory else None,
         memory_config=dict(memory_config) if uses_memory and memory_config else None,
-        data_fingerprint=files_fingerprint(data_files(data)),
+        data_fingerprint=data_fingerprint(data_files(data), media_files(loaded)),
         scoring=scoring_rules(),
+        # the direct prompt's transcript: its budget and how tokens are estimated
+        settings=({} if no_frames else {"transcript_tokens": transcript_tokens,
+                                        "tokens_per_char": TOKENS_PER_CHAR}),
     )
     return Task(
         dataset=supermemory_dataset(loaded),
@@ -297,6 +342,20 @@ def supermemory(
             **task_card_metadata(card),
         },
     )
+
+
+def _budget(value: Any) -> int:
+    """``transcript_tokens`` as a whole number >= 0 (``-T`` may give it as text)."""
+    try:
+        number = int(str(value).strip()) if not isinstance(value, bool | float) else None
+    except ValueError:
+        number = None
+    if isinstance(value, float) and value.is_integer():
+        number = int(value)
+    if number is None or number < 0:
+        raise SuperMemoryTaskError(f"transcript_tokens must be a whole number >= 0, got "
+                                   f"{value!r}", field="transcript_tokens")
+    return number
 
 
 def _greedy() -> Any:

@@ -7,16 +7,28 @@ its presentation time, a transcript line at its end, when all its words were hea
 cut is not applied here: a memory cuts its items at answer time (``Memory.visible``), the
 direct prompt cuts the transcript with the same rule (``m3kit.memory.base.causal_cut``) and its
 frames in ``m3kit.harness.frames.select_frames``.
+
+Transcripts are read through a ``TranscriptCache`` (each file parsed once per run, bounded to
+its recording). The direct prompt's transcript (``recent_transcript``) is the lines heard last
+before the question that fit a token budget, found by time on the session's lines in time order
+(``SessionLines``), never by turning a whole long transcript into events per question.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from m3kit.benchmarks.supermemory.load import Session, read_transcript
+from pydantic import BaseModel, ConfigDict, computed_field
+
+from m3kit.benchmarks.supermemory.load import Session
+from m3kit.benchmarks.supermemory.prompt import transcript_within
+from m3kit.benchmarks.supermemory.transcripts import SpokenLine, TranscriptCache
 from m3kit.errors import M3kitError
 from m3kit.memory.base import MemoryEvent, causal_cut
+from m3kit.memory.context import estimated_tokens
 from m3kit.memory.events import frame_events, merge_events, transcript_events, wall_clock
 from m3kit.perception.base import TranscriptSegment
 from m3kit.schema import SkippedRecord
@@ -27,7 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MEMORY_FPS",
+    "RecentTranscript",
     "person_events",
+    "recent_transcript",
     "session_frame_events",
     "session_transcript_events",
     "transcript_before",
@@ -66,49 +80,108 @@ def session_frame_events(store: FrameStore, root: Path, session: Session,
     return _dated(events, session)
 
 
-def _segments(root: Path, session: Session) -> tuple[list[TranscriptSegment], list[SkippedRecord]]:
+def _said(line: SpokenLine) -> str:
+    """A line as it is shown: ``"A: words"`` when the speaker is known, ``[sound]`` for a
+    sound."""
+    text = f"[sound] {line.text}" if line.kind == "sound" else line.text
+    return f"{line.person}: {text}" if line.person else text
+
+
+def _segments(root: Path, session: Session, transcripts: TranscriptCache
+              ) -> tuple[list[TranscriptSegment], list[SkippedRecord]]:
     if session.transcript is None or session.transcript_kind is None:
         return [], []
     try:
-        lines, skipped, _ = read_transcript(root / session.transcript, session.transcript_kind)
+        read = transcripts.read(root / session.transcript, session.transcript_kind,
+                                session.duration)
     except M3kitError as exc:
         return [], [SkippedRecord.from_error(exc)]
-    segments = []
-    for line in lines:
-        text = f"[sound] {line.text}" if line.kind == "sound" else line.text
-        if line.person:
-            text = f"{line.person}: {text}"
-        segments.append(TranscriptSegment(start=line.start, end=line.end, text=text))
-    return segments, skipped
+    segments = [TranscriptSegment(start=line.start, end=line.end, text=_said(line))
+                for line in read.lines]
+    return segments, list(read.skipped)
 
 
-def session_transcript_events(root: Path, session: Session
+def session_transcript_events(root: Path, session: Session,
+                              transcripts: TranscriptCache | None = None,
                               ) -> tuple[list[MemoryEvent], list[SkippedRecord]]:
     """The session's transcript lines as ``transcript`` events on the absolute clock (timed at
     each line's end; ``"A: words"`` when the speaker is known, ``[sound]`` for sounds), and the
-    lines (or the whole file) that could not be read, each named."""
-    segments, skipped = _segments(root, session)
+    lines (or the whole file) that could not be read, each named. ``transcripts``: the run's
+    cache (default: a new one, the file read afresh)."""
+    segments, skipped = _segments(root, session, transcripts or TranscriptCache())
     events = transcript_events(segments, id_prefix=f"{session.video_id}#speech-",
                                time_offset=session.start)
     return _dated(events, session), skipped
 
 
 def person_events(store: FrameStore, root: Path, sessions: list[Session],
-                  policy: FramePolicy) -> tuple[list[MemoryEvent], list[SkippedRecord]]:
+                  policy: FramePolicy, transcripts: TranscriptCache | None = None,
+                  ) -> tuple[list[MemoryEvent], list[SkippedRecord]]:
     """All sessions of one person, frames and transcript lines, merged in time order (the
     memory's stream for the person), and what could not be read. Blocking."""
+    transcripts = transcripts or TranscriptCache()
     streams: list[list[MemoryEvent]] = []
     skipped: list[SkippedRecord] = []
     for session in sorted(sessions, key=lambda s: s.start):
         streams.append(session_frame_events(store, root, session, policy))
-        words, lost = session_transcript_events(root, session)
+        words, lost = session_transcript_events(root, session, transcripts)
         streams.append(words)
         skipped += lost
     return merge_events(*streams), skipped
 
 
-def transcript_before(root: Path, session: Session, time: float) -> list[MemoryEvent]:
+def transcript_before(root: Path, session: Session, time: float,
+                      transcripts: TranscriptCache | None = None) -> list[MemoryEvent]:
     """The question session's transcript lines heard by ``time`` (unix s): the causal cut's
     rule (``causal_cut``) on the session's transcript events."""
-    events, _ = session_transcript_events(root, session)
+    events, _ = session_transcript_events(root, session, transcripts)
     return causal_cut(events, time)
+
+
+class RecentTranscript(BaseModel):
+    """What a direct prompt carries of a session's transcript: ``text`` (the prompt's block,
+    empty when nothing fits or was heard), ``lines`` kept of the ``heard`` ones (heard by the
+    question's moment), ``cut`` = the older ones left out for the budget, ``tokens`` its
+    estimate (``m3kit.memory.context.estimated_tokens``) and the ``budget`` it kept to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    heard: int
+    lines: int
+    tokens: int
+    budget: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cut(self) -> int:
+        return self.heard - self.lines
+
+
+@dataclass(frozen=True)
+class _Heard:
+    time: float
+    line: SpokenLine
+
+
+def recent_transcript(root: Path, session: Session, time: float, budget_tokens: int,
+                      transcripts: TranscriptCache) -> RecentTranscript:
+    """The lines of ``session`` heard by ``time`` (unix s) that fit ``budget_tokens``, the last
+    heard first before the cut (``prompt.transcript_within``), each as ``[hh:mm:ss] A: words``.
+    Only the lines considered are labelled: the cost is the kept lines', not the file's.
+    ``SuperMemoryError`` when the transcript cannot be read."""
+    if session.transcript is None or session.transcript_kind is None:
+        return RecentTranscript(text="", heard=0, lines=0, tokens=0, budget=budget_tokens)
+    timed = transcripts.on_clock(root / session.transcript, session.transcript_kind,
+                                 session.duration, session.start)
+    heard = timed.heard_by(time)
+
+    def newest_first() -> Iterator[tuple[str, str]]:
+        for n in range(heard - 1, -1, -1):
+            # the one causal rule on each line taken (the bisect found the same ones)
+            for entry in causal_cut([_Heard(timed.times[n], timed.lines[n])], time):
+                yield wall_clock(entry.time).split(" ")[1], _said(entry.line)
+
+    text, kept = transcript_within(newest_first(), budget_tokens)
+    return RecentTranscript(text=text, heard=heard, lines=kept, tokens=estimated_tokens(text),
+                            budget=budget_tokens)

@@ -40,5 +40,6 @@ BENCHMARK = Benchmark(
     headline_format=".2f",
     summary_intervals={"non_lin": "Non-Lin", "avg_acc": "Avg Acc"},
     data_files=Ref(f"{_HERE}.load:data_files"),
+    data_media=Ref(f"{_HERE}.load:data_media"),
     scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),
 )

@@ -60,8 +60,10 @@ __all__ = [
     "VideoMMEv2Error",
     "VideoMMEv2Set",
     "data_files",
+    "data_media",
     "find_table",
     "load_videomme_v2",
+    "media_files",
     "read_predictions",
     "read_table",
     "subtitle_path",
@@ -189,8 +191,21 @@ def find_table(data: str | Path) -> Path:
 
 def data_files(data: str | Path) -> list[Path]:
     """The file the questions are read from (the table ``find_table`` finds): the data set's
-    fingerprint (``m3kit.schema.card.files_fingerprint``) is taken over it."""
+    fingerprint (``m3kit.harness.card.data_fingerprint``) is taken over it and ``media_files``."""
     return [find_table(data)]
+
+
+def media_files(data: VideoMMEv2Set) -> list[Path]:
+    """The files the samples of ``data`` read besides the table, group by group: its video,
+    then its subtitle file (named even where it is not there: subtitles added later change
+    the fingerprint)."""
+    return [made(data.root, group.id) for group in data.groups
+            for made in (video_path, subtitle_path)]
+
+
+def data_media(data: str | Path) -> list[Path]:
+    """``media_files`` of the data at ``data`` (``m3kit score``'s card)."""
+    return media_files(load_videomme_v2(data))
 
 
 def read_table(path: str | Path) -> list[dict[str, Any] | VideoMMEv2Error]:

@@ -32,6 +32,7 @@ from m3kit.benchmarks.videomme_v2.load import (
     VideoMMEv2Set,
     data_files,
     load_videomme_v2,
+    media_files,
     subtitle_path,
 )
 from m3kit.benchmarks.videomme_v2.prompt import (
@@ -51,7 +52,7 @@ from m3kit.benchmarks.videomme_v2.subtitles import (
     segment_line,
 )
 from m3kit.errors import M3kitError
-from m3kit.harness.card import frame_policy_card, task_card_metadata
+from m3kit.harness.card import data_fingerprint, frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
 from m3kit.harness.frames import FramePolicy, SelectedFrame, image_content, policy_fingerprint
 from m3kit.harness.sample_state import resolve_memory, timed
@@ -63,7 +64,7 @@ from m3kit.harness.solvers import (
     source_frame_events,
 )
 from m3kit.schema import Question
-from m3kit.schema.card import ReproCard, files_fingerprint
+from m3kit.schema.card import ReproCard
 from m3kit.schema.evallog import (
     BLIND_KEY,
     FRAMES_KEY,
@@ -337,7 +338,7 @@ def videomme_v2(
         subtitles="none" if blind else mode, blind=bool(blind),
         memory=memory if uses_memory else None,
         memory_config=dict(memory_config) if uses_memory and memory_config else None,
-        data_fingerprint=files_fingerprint(data_files(data)),
+        data_fingerprint=data_fingerprint(data_files(data), media_files(loaded)),
         scoring=scoring_rules(), settings={"reasoning": bool(reasoning)},
     )
     return Task(
