@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
-import time
-import zipfile
-from pathlib import Path
-
 from m3kit.benchmarks import run_eval
 from m3kit.benchmarks.m3eval.score import sample_results
 from m3kit.report.logs import read_samples
 from m3kit.schema import write_jsonl
 
+from .killed_run import run_and_kill, samples_in_log
+
 N = 8
 DONE_BEFORE_KILL = 3
-
-
-def _samples_in_log(log_dir: Path) -> int:
-    """Samples flushed into the (single) log being written, 0 while it is unreadable."""
-    logs = list(log_dir.glob("*.eval"))
-    if not logs:
-        return 0
-    try:
-        with zipfile.ZipFile(logs[0]) as archive:
-            return sum(n.startswith("samples/") for n in archive.namelist())
-    except (zipfile.BadZipFile, OSError):
-        return 0
 
 
 def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, probe_video):
@@ -39,27 +20,10 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     model = serve("resume", server)
     log_dir = tmp_path / "logs"
     args = {"suite": str(suite), "frames": 1}
-    script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent(f"""
-        from m3kit.benchmarks import run_eval
-        run_eval("synth_interference", {model!r}, task_args={args!r},
-                 log_dir={str(log_dir)!r}, max_connections=1, cache=False)
-    """))
-
-    # first run: three samples answered, the fourth request held by the server, then SIGKILL
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert server.answered.wait(60), proc.stderr.read().decode() if proc.poll() else ""
-        deadline = time.monotonic() + 20
-        while _samples_in_log(log_dir) < DONE_BEFORE_KILL and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+    run_and_kill(tmp_path, server, model, args, log_dir, DONE_BEFORE_KILL)
     first = server.answered_keys()
     assert first == ["q0", "q1", "q2"]
-    assert _samples_in_log(log_dir) == DONE_BEFORE_KILL
+    assert samples_in_log(log_dir) == DONE_BEFORE_KILL
 
     # resume: only the five unfinished samples reach the model, each once
     server.block_after = None  # the killed run's held request stays held and unrecorded

@@ -4,13 +4,7 @@ the task, whose part of the card the log reader takes."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
-import time
-import zipfile
+import logging
 from pathlib import Path
 
 from m3kit.benchmarks import run_eval
@@ -22,19 +16,10 @@ from m3kit.report.summary import summary_table
 from m3kit.schema import write_jsonl
 from m3kit.schema.card import CARD_KEY
 
+from .killed_run import run_and_kill
+
 N = 6
 DONE_BEFORE_KILL = 2
-
-
-def _samples_in_log(log_dir: Path) -> int:
-    logs = list(log_dir.glob("*.eval"))
-    if not logs:
-        return 0
-    try:
-        with zipfile.ZipFile(logs[0]) as archive:
-            return sum(n.startswith("samples/") for n in archive.namelist())
-    except (zipfile.BadZipFile, OSError):
-        return 0
 
 
 def _fingerprint(suite: Path) -> str | None:
@@ -43,7 +28,7 @@ def _fingerprint(suite: Path) -> str | None:
 
 
 def test_a_resumed_run_carries_the_edited_question_files_fingerprint(
-        tmp_path, scripted, serve, make_q, probe_video):
+        tmp_path, scripted, serve, make_q, probe_video, caplog):
     suite = tmp_path / "suite"
     questions = [make_q(i, probe_video) for i in range(N)]
     write_jsonl(suite / "questions.jsonl", questions)
@@ -52,22 +37,7 @@ def test_a_resumed_run_carries_the_edited_question_files_fingerprint(
     model = serve("resume", server)
     log_dir = tmp_path / "logs"
     args = {"suite": str(suite), "frames": 1}
-    script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent(f"""
-        from m3kit.benchmarks import run_eval
-        run_eval("synth_interference", {model!r}, task_args={args!r},
-                 log_dir={str(log_dir)!r}, max_connections=1, cache=False)
-    """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert server.answered.wait(60), proc.stderr.read().decode() if proc.poll() else ""
-        deadline = time.monotonic() + 20
-        while _samples_in_log(log_dir) < DONE_BEFORE_KILL and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+    run_and_kill(tmp_path, server, model, args, log_dir, DONE_BEFORE_KILL)
 
     # the question file is edited between the kill and the resume (a question not yet asked)
     last = questions[-1]
@@ -76,8 +46,12 @@ def test_a_resumed_run_carries_the_edited_question_files_fingerprint(
     new = _fingerprint(suite)
     assert new != old
     server.block_after = None
-    log = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
-                   max_connections=1, resume=True, cache=False)
+    with caplog.at_level(logging.WARNING, logger="m3kit.harness.run"):
+        log = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
+                       max_connections=1, resume=True, cache=False)
+    # said at the resume: the finished samples were answered on the old data
+    (said,) = [r.getMessage() for r in caplog.records if "the data changed" in r.getMessage()]
+    assert f"fingerprint {old[:12]}, now {new[:12]}" in said
     assert log.status == "success"
     # inspect kept the killed run's eval metadata: the whole card it recorded is the old one
     assert log.eval.metadata[CARD_KEY]["data_fingerprint"] == old

@@ -22,8 +22,12 @@ def test_unknown_task_lists_the_known_ones():
 
 
 @pytest.mark.parametrize(("task", "args", "field", "says"), [
-    ("synth_nback", {"fps": 0}, "fps", "fps must be > 0, got 0"),
-    ("m3eval_nback", {"fps": -1}, "fps", "fps must be > 0, got -1"),
+    ("synth_nback", {"fps": 0}, "fps", "fps must be > 0 and <= 1000, got 0"),
+    ("m3eval_nback", {"fps": -1}, "fps", "fps must be > 0 and <= 1000, got -1"),
+    # past the sampler's bound every sample would fail: refused before any work
+    ("synth_nback", {"fps": 5000}, "fps", "fps must be > 0 and <= 1000, got 5000"),
+    ("supermemory", {"data": ".", "memory_fps": 1e4}, "memory_fps",
+     "memory_fps must be > 0 and <= 1000"),
     ("synth_nback", {"frames": "abc"}, "frames", "frames must be int"),
     ("synth_nback", {"frames": -2}, "frames", "frames must be >= 0, got -2"),
     ("videomme_v2", {"data": ".", "fps": 0}, "fps", "fps must be > 0"),
@@ -54,7 +58,7 @@ def test_run_eval_checks_before_writing_a_log(tmp_path):
 
 @pytest.mark.parametrize(("argv", "says"), [
     (["eval", "nosuchtask"], "unknown task 'nosuchtask'; known tasks: "),
-    (["eval", "m3eval_nback", "-T", "fps=-1"], "fps must be > 0, got -1"),
+    (["eval", "m3eval_nback", "-T", "fps=-1"], "fps must be > 0 and <= 1000, got -1"),
     (["eval", "synth_nback", "-T", "frames=abc"], "frames must be int"),
 ])
 def test_cli_one_line_exit_2(tmp_path, capsys, argv, says):
@@ -138,12 +142,17 @@ def test_a_float_given_as_yaml_text_reaches_the_task_as_a_float(tmp_path):
     (["supermemory", "-T", "memory_fps=.inf"], "memory_fps", "must be a finite number"),
     (["supermemory", "-T", "memory_fps=.nan"], "memory_fps", "must be a finite number"),
     (["supermemory", "-T", "memory_fps=1e999"], "memory_fps", "must be a finite number"),
-    (["supermemory", "-T", "memory_fps=-1e-9"], "memory_fps", "must be > 0, got '-1e-9'"),
+    (["supermemory", "-T", "memory_fps=-1e-9"], "memory_fps",
+     "must be > 0 and <= 1000, got '-1e-9'"),
     (["synth_nback", "-T", "fps=.inf"], "fps", "must be a finite number"),
     (["videomme_v2", "-T", "frames=yes"], "frames", "frames must be int, got True"),
     (["m3exam", "-T", "max_images=1.5"], "max_images", "max_images must be int"),
     (["m3exam", "-T", "token_budget=0"], "token_budget", "must be > 0, got 0"),
     (["m3exam", "-T", "data=/nowhere", "-T", "dpi=5000"], "dpi", "less than or equal to 600"),
+    (["synth_nback", "--memory", "context", "-T", "memory_config={tokens_per_char: .inf}"],
+     "memory", "'tokens_per_char' must be a finite number"),
+    (["synth_nback", "--memory", "context", "-T", "memory_config={token_budget: .nan}"],
+     "memory", "'token_budget' must be a finite number"),
 ])
 def test_a_bad_number_is_one_line_naming_the_argument(tmp_path, capsys, argv, field, says):
     logs = tmp_path / "logs"

@@ -39,6 +39,18 @@ def test_bad_names_and_settings_are_named() -> None:
         make_memory("context", budget=3)
 
 
+@pytest.mark.parametrize(("name", "config", "says"), [
+    ("context", {"tokens_per_char": float("inf")}, "'tokens_per_char' must be a finite number"),
+    ("context", {"token_budget": float("nan")}, "'token_budget' must be a finite number"),
+    ("proctor", {"alphas": {"image": float("-inf")}}, "'alphas.image' must be a finite"),
+])
+def test_a_setting_that_is_not_finite_is_refused(name, config, says) -> None:
+    """YAML reads ``.inf`` and ``.nan`` as floats: refused by name before the memory is built
+    (a NaN passes every range check a constructor makes)."""
+    with pytest.raises(ValueError, match=says):
+        make_memory(name, **config)
+
+
 def test_text_only_and_multimodal_variants() -> None:
     """"-text" sends images' surrogates, "-mm" the images; a setting still overrides."""
     assert make_memory("context-text").send_images is False

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,21 @@ def test_jsonl_and_csv(log, tmp_path: Path, capsys) -> None:
     write_rows(export_rows([log]), "csv", buffer)
     assert buffer.getvalue() == out.read_text()
     assert main(["export", log.location, "--format", "xlsx"]) == 2
+
+
+def test_a_damaged_log_beside_is_named_once(log, tmp_path: Path, capsys,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    """As ``m3kit report`` names it: one warning (the reader's), not one more from export."""
+    folder = Path(log.location).parent
+    damaged = folder / "2025-01-01_synth_interference_cut.eval"
+    damaged.write_bytes(b"PK\x03\x04 cut short by a kill")
+    with caplog.at_level(logging.WARNING):
+        assert main(["export", str(folder), "--format", "csv", "--out",
+                     str(tmp_path / "rows.csv")]) == 0
+    said = [r.getMessage() for r in caplog.records] + capsys.readouterr().err.splitlines()
+    (named,) = [line for line in said if str(damaged) in line]
+    assert named.startswith(f"skipped {damaged}: not a readable eval log")
+    assert len(list(csv.DictReader((tmp_path / "rows.csv").open()))) == 3
 
 
 def test_rows_name_their_log_and_run(tmp_path: Path, probe_video: Path, make_q) -> None:

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from m3kit.errors import M3kitError
+from m3kit.media.sampling import MAX_SAMPLING_FPS
 
 __all__ = [
+    "FPS_RANGE",
     "SHARED_RANGES",
     "ArgRange",
     "Benchmark",
@@ -58,8 +60,10 @@ class ArgRange:
 
 # Options several benchmarks' tasks share, and what their values must be (None always means
 # "the default").
+# a frame rate past the sampler's bound would fail every sample: refused before any work
+FPS_RANGE = ArgRange(lambda v: 0 < v <= MAX_SAMPLING_FPS, f"> 0 and <= {MAX_SAMPLING_FPS:g}")
 SHARED_RANGES: Mapping[str, ArgRange] = {
-    "fps": ArgRange(lambda v: v > 0, "> 0"),
+    "fps": FPS_RANGE,
     "frames": ArgRange(lambda v: v >= 0, ">= 0"),
     "max_side": ArgRange(lambda v: v > 0, "> 0"),
 }

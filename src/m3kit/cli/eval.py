@@ -191,6 +191,9 @@ def eval_command(
     rebuilt = [str(s) for s in attachments.rebuilt]
     _print_skips(console, f"rebuilt {len(rebuilt)} damaged stored index(es) at memory ingest:",
                  len(rebuilt), rebuilt, "each sample's record")
+    unsaved = [str(s) for s in attachments.unsaved]
+    _print_skips(console, "the index store cannot be written: indexes kept in memory for this "
+                 "run:", len(unsaved), unsaved, "each sample's record")
     console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
     check_failures(log, max_failed)
 

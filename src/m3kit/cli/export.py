@@ -33,9 +33,8 @@ def export_command(
     if fmt not in EXPORT_FORMATS:
         raise M3kitError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}",
                          field="format")
-    inputs = read_inputs(logs, foreign=True)  # a foreign task's rows as they are
-    for skipped in inputs.skipped:
-        typer.echo(f"m3kit: skipped: {skipped}", err=True)
+    # a foreign task's rows as they are; a damaged log is skipped with read_inputs' one warning
+    inputs = read_inputs(logs, foreign=True)
     if not inputs.logs:
         raise M3kitError("no eval log found in " + ", ".join(str(p) for p in logs))
     rows = export_rows(inputs.logs)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 from rich.console import Console
 
@@ -80,8 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         err.print("m3kit: interrupted", markup=False)
         return INTERRUPTED
     except Exception as exc:
-        if _is_usage_error(exc):  # a missing argument, an unknown option...
-            exc.show(file=sys.stderr)
+        if _is_usage_error(exc):  # a missing argument, an unknown option, a bad value...
+            # one line, as every other refusal (click's own show() prints a usage block)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            message = " ".join(str(exc.format_message()).split())
+            err.print(f"m3kit: error: {message}{hint}", markup=False, highlight=False,
+                      soft_wrap=True)
             return exc.exit_code
         raise
     return 0

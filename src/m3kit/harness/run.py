@@ -79,6 +79,7 @@ from m3kit.harness.taskargs import ArgumentRange, build, check_args, check_run_n
 from m3kit.models.credentials import request_lines_redacted, serve_on_retry
 from m3kit.models.noise import inspect_hooks_noise_dropped
 from m3kit.models.redact import one_line
+from m3kit.schema.card import CARD_KEY, TASK_CARD_KEY
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -280,7 +281,7 @@ def run_eval(
           lock(log_dir, key, task=label, model=str(resolved)), reporting(run_progress),
           run_progress.running() if run_progress is not None else nullcontext()):
         return _run_locked(inspect_ai, built, name, resolved, args, limit, resume, log_dir,
-                           settings, eval_args)
+                           settings, eval_args, card.data_fingerprint)
 
 
 def _sample_count(built: str | Task, limit: int | None,
@@ -317,10 +318,26 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _warn_if_data_changed(previous: EvalLog, data_fingerprint: str | None) -> None:
+    """Say so when the data changed since the run being resumed was made: its finished samples
+    were answered on the old data, the others will be on the new (the resumed log carries the
+    new fingerprint)."""
+    meta = previous.eval.metadata or {}
+    recorded = ((meta.get(TASK_CARD_KEY) or {}).get("data_fingerprint")
+                or (meta.get(CARD_KEY) or {}).get("data_fingerprint"))
+    if recorded and data_fingerprint and recorded != data_fingerprint:
+        logger.warning(
+            "the data changed since %s was made (fingerprint %s, now %s): its finished samples "
+            "were answered on the old data and are kept; run without --resume to answer every "
+            "question on the new data", previous.location, recorded[:12], data_fingerprint[:12])
+
+
 def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: Model,
                 args: dict[str, Any], limit: int | None, resume: bool, log_dir: str | Path,
-                settings: dict[str, Any], eval_args: dict[str, Any]) -> EvalLog:
-    """The run itself, under its lock: a resume of ``name``'s newest log, else a new run."""
+                settings: dict[str, Any], eval_args: dict[str, Any],
+                data_fingerprint: str | None = None) -> EvalLog:
+    """The run itself, under its lock: a resume of ``name``'s newest log, else a new run
+    (``data_fingerprint``: this run's data, compared with the resumed log's)."""
     if resume:
         assert isinstance(name, str)
         previous = find_resumable(log_dir, name, str(resolved), args, limit,
@@ -335,6 +352,7 @@ def _run_locked(inspect_ai: Any, built: str | Task, name: str | Task, resolved: 
             return done
         if previous is not None:
             logger.info("resuming %s", previous.location)
+            _warn_if_data_changed(previous, data_fingerprint)
             # inspect rebuilds the model from the log header, which holds no credentials
             serve_on_retry(resolved, previous.eval)
             # by its location, not the header ``find_resumable`` read: given a log object,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from m3kit.memory.store import is_rebuilt_record
+from m3kit.memory.store import is_rebuilt_record, is_unsaved_record
 from m3kit.schema.evallog import SKIPPED_KEY, read_record
 from m3kit.schema.skipped import SkippedRecord
 
@@ -70,13 +70,15 @@ class AttachmentSkips(BaseModel):
     """Attachments a run left out, each once, in log order, and where: ``stage`` is
     ``"at memory ingest"`` (a memory's ingest) or ``"not sent to the model"`` (a direct
     answer's message, by the pixel bound). ``rebuilt``: the damaged stored indexes a memory's
-    ingest found and rebuilt, which are not attachments left out and are shown apart."""
+    ingest found and rebuilt; ``unsaved``: the indexes it could not store (kept in memory for
+    the run); neither is an attachment left out, and each is shown apart."""
 
     model_config = ConfigDict(frozen=True)
 
     stage: str
     records: list[SkippedRecord]
     rebuilt: list[SkippedRecord] = []
+    unsaved: list[SkippedRecord] = []
 
 
 def attachment_skips_of(log: EvalLog) -> AttachmentSkips:
@@ -95,6 +97,8 @@ def attachment_skips_of(log: EvalLog) -> AttachmentSkips:
         for skip in record.skipped:
             seen.setdefault(skip, None)
     rebuilt = [s for s in seen if is_rebuilt_record(s)]
+    unsaved = [s for s in seen if is_unsaved_record(s)]
     return AttachmentSkips(stage=INGEST_STAGE if memory else SEND_STAGE,
-                           records=[s for s in seen if not is_rebuilt_record(s)],
-                           rebuilt=rebuilt)
+                           records=[s for s in seen
+                                    if not (is_rebuilt_record(s) or is_unsaved_record(s))],
+                           rebuilt=rebuilt, unsaved=unsaved)

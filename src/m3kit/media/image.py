@@ -287,5 +287,8 @@ def _check_size(
 def _bomb(
     exc: Exception, max_pixels: int, shown: str | Path | None, record: str | None
 ) -> MediaTooLargeError:
+    # Pillow's own text names its limit (twice its warning bound), not m3kit's: only the size
+    found = re.search(r"\((\d+) pixels\)", str(exc))
+    size = f" ({found.group(1)} pixels)" if found else ""
     return MediaTooLargeError(f"image over the bound of {max_pixels} pixels, refused as a "
-                              f"decompression bomb ({exc})", path=shown, record=record)
+                              f"decompression bomb{size}", path=shown, record=record)

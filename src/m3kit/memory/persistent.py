@@ -40,6 +40,7 @@ from m3kit.memory.store import (
     StoredIndex,
     event_hash,
     rebuilt_record,
+    unsaved_record,
 )
 from m3kit.perception.pipeline import (
     Executor,
@@ -286,6 +287,8 @@ class PersistentMemory(Memory):
             if first:
                 logger.warning("memory %s: %s; indexes are kept in memory for this run (and "
                                "built again by the next)", self.name, exc)
+                # the one warning reaches the run's summary too, with the key's ingest skips
+                self._skip(index.key, [unsaved_record(index.key, exc)])
             return False
         return True
 

@@ -69,6 +69,9 @@ RECLAIM_AFTER_S = 600.0
 # The reason of every damaged index a memory rebuilt, as its ingest reports it
 # (``rebuilt_record``, ``is_rebuilt_record``).
 REBUILT = "damaged stored index, rebuilt"
+# The reason of an index a memory could not store (a read-only or full store) and keeps in
+# memory for the run (``unsaved_record``, ``is_unsaved_record``).
+UNSAVED = "index not stored, kept in memory for this run"
 # A version's name: its events' fingerprint, then (since saves became atomic between processes)
 # a random part; a bare fingerprint is a version written before that, still read.
 _VERSION = re.compile(r"[0-9a-f]{32}(?:\.[0-9a-f]{16})?")
@@ -118,6 +121,17 @@ def rebuilt_record(key: str, error: CorruptIndexError) -> SkippedRecord:
 def is_rebuilt_record(record: SkippedRecord) -> bool:
     """Whether an ingest skip is a damaged stored index that was rebuilt (not an attachment)."""
     return record.reason.startswith(f"{REBUILT}: ")
+
+
+def unsaved_record(key: str, error: IndexWriteError) -> SkippedRecord:
+    """How a memory's ingest reports that the index of ``key`` could not be stored: the
+    path that failed, the key, and why."""
+    return SkippedRecord(file=error.path or "", record=key, reason=f"{UNSAVED}: {error.reason}")
+
+
+def is_unsaved_record(record: SkippedRecord) -> bool:
+    """Whether an ingest skip is an index that could not be stored (not an attachment)."""
+    return record.reason.startswith(f"{UNSAVED}: ")
 
 
 def event_hash(event: MemoryEvent) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks import benchmark_named, run_eval
+from m3kit.benchmarks.supermemory.report import _systems, main_table
 from m3kit.benchmarks.supermemory.task import supermemory
 from m3kit.report.build import build_report
 from m3kit.report.compare import compare_runs, comparison_blocks, run_items
@@ -81,6 +82,12 @@ def test_runs_on_either_are_two_report_rows_and_compare_flags_them(suites,
     assert {run.card.data_fingerprint for run in runs if run.card} == {
         _fingerprint(suites[0]), _fingerprint(suites[1])}
     assert build_report([logs], tmp_path / "report").is_file()
+    # the paper's tables too: Table 2 gives each data set its own framework columns, n each
+    table = main_table(_systems(runs))
+    assert len(table.header_groups) == 3
+    assert all(" · data " in name for name, _ in table.header_groups[1:])
+    assert [cell for i, cell in enumerate(table.rows[0]) if table.columns[i] == "n"] == [
+        len(runs[0].samples), len(runs[1].samples)]
     a, b = (run_items(benchmark, run, run.location) for run in runs)
     comparison = compare_runs(a, b, resamples=50)
     assert "data_fingerprint" in comparison.card_differences

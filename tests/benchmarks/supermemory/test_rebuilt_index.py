@@ -14,11 +14,17 @@ from m3kit.cli.main import main
 pytestmark = pytest.mark.usefixtures("isolated_dirs")
 
 
-def _eval(release: Path, logs: Path) -> None:
+def _eval(release: Path, logs: Path, *extra: str) -> None:
     code = main(["eval", "supermemory", "-T", f"data={release}", "--memory", "videorag",
                  "-T", "memory_fps=0.5", "--model", "m3kit/builtin", "--log-dir", str(logs),
-                 "--no-cache"])
+                 "--no-cache", *extra])
     assert code == 0
+
+
+def _overall(lines: list[str], column: str) -> str:
+    header = next(line.split() for line in lines if line.startswith("skill "))
+    overall = next(line.split() for line in lines if line.split()[:1] == ["all"])
+    return overall[header.index(column)]
 
 
 def test_a_damaged_index_is_reported_as_rebuilt_not_as_an_attachment(
@@ -36,7 +42,20 @@ def test_a_damaged_index_is_reported_as_rebuilt_not_as_an_attachment(
     assert "damaged stored index, rebuilt: HEAD is not UTF-8 text" in lines[start + 1]
     assert not any("attachment(s)" in line for line in lines)
     assert not any("samples failed" in line for line in lines)
-    header = next(line.split() for line in lines if line.startswith("skill "))
-    overall = next(line.split() for line in lines if line.split()[:1] == ["all"])
-    assert overall[header.index("n")] == "4"  # every question of both persons answered
-    assert overall[header.index("failed")] == "0"
+    # every question of both persons answered
+    assert _overall(lines, "n") == "4" and _overall(lines, "failed") == "0"
+
+
+def test_an_unwritable_store_is_said_once_after_the_run(
+        make_release: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    """A store that cannot be written (here a path under a regular file): every question is
+    answered from indexes kept in memory, and the summary says so once (issue 23, item 9)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    _eval(make_release(), tmp_path / "logs", "-T", f"memory_config={{store: {blocker}/store}}")
+    lines = capsys.readouterr().out.splitlines()
+    assert _overall(lines, "n") == "4" and _overall(lines, "failed") == "0"
+    start = lines.index("the index store cannot be written: indexes kept in memory for this "
+                        "run:")
+    assert "index not stored, kept in memory for this run" in lines[start + 1]
+    assert lines[start + 2].startswith("log: ")  # one note, not one per person

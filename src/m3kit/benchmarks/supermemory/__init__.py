@@ -1,6 +1,7 @@
 """SuperMemory-VQA: egocentric multi-day memory with ranked options and abstention (seed 003)."""
 
 from m3kit.benchmarks.declaration import (
+    FPS_RANGE,
     SHARED_RANGES,
     ArgRange,
     Benchmark,
@@ -47,7 +48,7 @@ BENCHMARK = Benchmark(
     ),
     score_text=Ref(f"{_HERE}.score:score_text"),
     score_file_keys=frozenset({"qa_mrr", "ans_f1", "abstain_f1"}),
-    ranges={**SHARED_RANGES, "memory_fps": ArgRange(lambda v: v > 0, "> 0"),
+    ranges={**SHARED_RANGES, "memory_fps": FPS_RANGE,
             "transcript_tokens": ArgRange(lambda v: v >= 0, ">= 0")},
     headline=Ref(f"{_HERE}.score:headline"),
     cluster_of=Ref(f"{_HERE}.score:cluster_of"),

@@ -86,6 +86,16 @@ class _System:
     def name(self) -> str:
         return f"{self.model} · {self.framework}"
 
+    @property
+    def blind(self) -> bool:
+        """A blind run (its framework ``blind``, with any setting variant after it)."""
+        return self.framework.split(" · ", 1)[0] == BLIND
+
+    @property
+    def blind_label(self) -> str:
+        """Its column in the blind table: the model, with the setting variant if any."""
+        return self.model if self.framework == BLIND else self.name
+
     def bounds(self, name: str) -> tuple[float, float] | None:
         """The interval of the figures' number ``name`` (``None`` without one)."""
         found = self.intervals.get(name)
@@ -104,13 +114,16 @@ def _natural_id(qid: str) -> tuple[int, str]:
 
 def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
              ) -> list[_System]:
-    """Each model and framework of the runs (their samples pooled), then each score file
+    """Each model and framework (with its setting variant) of the runs (their samples pooled),
+    then each score file
     (``m3kit score supermemory --json``; its stem names the model)."""
     from m3kit.benchmarks.intervals import run_intervals
 
     pooled: dict[tuple[str, str], list[LoggedRun]] = {}
     for run in runs:
-        pooled.setdefault((run.model, framework_of(run)), []).append(run)
+        # the run's setting variant (frames, fps, data...) is part of its framework: runs on
+        # other media or settings are other systems, never pooled into one row
+        pooled.setdefault((run.model, run.labelled(framework_of(run))), []).append(run)
     systems = []
     for (model, framework), its in pooled.items():
         samples = [s for run in its for s in run.samples]
@@ -141,7 +154,7 @@ def _grid(systems: Sequence[_System]) -> tuple[list[str], list[str], dict[tuple[
 
 def main_table(systems: Sequence[_System]) -> Table:
     """Table 2: one row per model, for each framework Ans-F1, Acc and MRR (0-100), and n."""
-    models, frameworks, by = _grid([s for s in systems if s.framework != BLIND])
+    models, frameworks, by = _grid([s for s in systems if not s.blind])
     columns = ["Model"]
     for _ in frameworks:
         columns += ["Ans-F1", "Acc.", "MRR", "n"]
@@ -159,7 +172,7 @@ def main_table(systems: Sequence[_System]) -> Table:
 
 def blind_table(systems: Sequence[_System]) -> Table | None:
     """Table 3: blind runs, accuracy by skill with the counts."""
-    blind = [s for s in systems if s.framework == BLIND]
+    blind = [s for s in systems if s.blind]
     if not blind:
         return None
     skills = list(dict.fromkeys(k for s in blind for k in s.score.by_skill))
@@ -179,7 +192,7 @@ def blind_table(systems: Sequence[_System]) -> Table | None:
             row += [round(g.qa_acc * g.n / 100), g.n, g.qa_acc] if g else [None, None, None]
         rows.append(row)
     return Table(title="SuperMemory-VQA blind (Table 3): question and options only",
-                 columns=columns, rows=rows, header_groups=[("", 1), *((s.model, 3) for s in blind)])
+                 columns=columns, rows=rows, header_groups=[("", 1), *((s.blind_label, 3) for s in blind)])
 
 
 def _mean_std(mean: float | None, std: float | None, n: int) -> str:

@@ -1,0 +1,50 @@
+"""A run killed mid-way, as ``kill -9`` leaves it: ``synth_interference`` started in its own
+process against a scripted server that holds the request after ``done`` answers, killed once
+those samples are in the log (shared by the resume tests)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+
+def samples_in_log(log_dir: Path) -> int:
+    """Samples flushed into the (single) log being written, 0 while it is unreadable."""
+    logs = list(log_dir.glob("*.eval"))
+    if not logs:
+        return 0
+    try:
+        with zipfile.ZipFile(logs[0]) as archive:
+            return sum(n.startswith("samples/") for n in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return 0
+
+
+def run_and_kill(tmp_path: Path, server: Any, model: str, task_args: dict[str, Any],
+                 log_dir: Path, done: int) -> None:
+    """Run ``synth_interference`` on ``model`` (served by ``server``, which holds the request
+    after ``done`` answers) in a child process and SIGKILL it once ``done`` samples are in the
+    log under ``log_dir``."""
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(f"""
+        from m3kit.benchmarks import run_eval
+        run_eval("synth_interference", {model!r}, task_args={task_args!r},
+                 log_dir={str(log_dir)!r}, max_connections=1, cache=False)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert server.answered.wait(60), proc.stderr.read().decode() if proc.poll() else ""
+        deadline = time.monotonic() + 20
+        while samples_in_log(log_dir) < done and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
