@@ -20,11 +20,10 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from m3kit.models.noise import INSPECT_HOOKS_LOGGER
+from m3kit.models.noise import inspect_hooks_filtered
 from m3kit.models.redact import model_secrets, public_base_url, public_model_args, redact, scrub
 
 if TYPE_CHECKING:
@@ -174,14 +173,7 @@ class _RedactRequestLine(logging.Filter):
         return True
 
 
-@contextmanager
-def request_lines_redacted() -> Iterator[None]:
+def request_lines_redacted() -> AbstractContextManager[None]:
     """While the block runs, the request lines inspect's HTTP hooks log (and its trace file
     keeps) carry no URL credential or known secret."""
-    line = _RedactRequestLine()
-    hooks = logging.getLogger(INSPECT_HOOKS_LOGGER)
-    hooks.addFilter(line)
-    try:
-        yield
-    finally:
-        hooks.removeFilter(line)
+    return inspect_hooks_filtered(_RedactRequestLine())

@@ -9,11 +9,13 @@ passes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["INSPECT_HOOKS_LOGGER", "INSPECT_HOOKS_NOISE", "inspect_hooks_noise_dropped"]
+__all__ = ["INSPECT_HOOKS_LOGGER", "INSPECT_HOOKS_NOISE", "inspect_hooks_filtered",
+           "inspect_hooks_noise_dropped"]
 
 INSPECT_HOOKS_LOGGER = "inspect_ai.model._providers.util.hooks"
 INSPECT_HOOKS_NOISE = "Hooks: No request registered for request_id"
@@ -25,13 +27,17 @@ class _DropHooksNoise(logging.Filter):
 
 
 @contextmanager
-def inspect_hooks_noise_dropped() -> Iterator[None]:
-    """Drop inspect's hooks warning (see the module doc) from its logger while the block
-    runs."""
-    noise = _DropHooksNoise()
+def inspect_hooks_filtered(rule: logging.Filter) -> Iterator[None]:
+    """``rule`` on the logger of inspect's HTTP hooks while the block runs."""
     hooks = logging.getLogger(INSPECT_HOOKS_LOGGER)
-    hooks.addFilter(noise)
+    hooks.addFilter(rule)
     try:
         yield
     finally:
-        hooks.removeFilter(noise)
+        hooks.removeFilter(rule)
+
+
+def inspect_hooks_noise_dropped() -> contextlib.AbstractContextManager[None]:
+    """Drop inspect's hooks warning (see the module doc) from its logger while the block
+    runs."""
+    return inspect_hooks_filtered(_DropHooksNoise())
