@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from m3kit.benchmarks.declaration import (
@@ -44,9 +44,11 @@ __all__ = [
     "benchmark_named",
     "build_task",
     "check_task_args",
+    "expand_tasks",
     "known_tasks",
     "names_m3kit_task",
     "run_eval",
+    "takes_task_arg",
 ]
 
 
@@ -112,6 +114,32 @@ def build_task(task: str, args: Mapping[str, Any]) -> Task:
 
     benchmark = benchmark_for_task(task)
     return build(_short(task), benchmark.task_function(task), args, benchmark.ranges)
+
+
+def expand_tasks(names: Sequence[str]) -> list[str]:
+    """The tasks ``m3kit eval NAME [NAME...]`` runs, in order, each once: a task's name is that
+    task (``m3exam``, ``supermemory`` and ``videomme_v2`` name a task and its benchmark alike:
+    the task), a benchmark's name that is no task's (``m3eval``) is every task it declares, in
+    its declaration's order; any other name is kept for the task checks to name."""
+    out: list[str] = []
+    for name in names:
+        owner = next((b for b in BENCHMARKS if b.owns(name)), None)
+        named = next((b for b in BENCHMARKS if b.name == name), None)
+        found = [name] if owner is not None or named is None else list(named.tasks)
+        out += [task for task in found if task not in out]
+    return out
+
+
+def takes_task_arg(task: str, key: str) -> bool:
+    """Whether the m3kit task ``task`` takes the argument ``key`` (a ``-T`` key); a task m3kit
+    does not own (``file.py@task``) is taken to take any, as inspect decides."""
+    import inspect as pyinspect
+
+    if not names_m3kit_task(task):
+        return True
+    params = pyinspect.signature(
+        pyinspect.unwrap(benchmark_for_task(task).task_function(task))).parameters
+    return key in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def names_m3kit_task(task: str) -> bool:

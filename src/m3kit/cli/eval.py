@@ -1,7 +1,10 @@
-"""``m3kit eval TASK --model PROVIDER/MODEL``: run an m3kit task and print its results table.
+"""``m3kit eval TASK [TASK...] --model PROVIDER/MODEL``: run m3kit tasks and print each one's
+results table; each run's results file is written beside its log (``m3kit.report.results``).
 
-Thin: parsing and printing here; the task is looked up and run by ``m3kit.benchmarks.run_eval``
-(``m3kit.harness.run.run_eval`` underneath), the table is ``m3kit.report.summary``'s.
+Thin: parsing and printing here; a benchmark's name is its tasks (``m3kit.benchmarks
+.expand_tasks``), each task is looked up and run by ``m3kit.benchmarks.run_eval``
+(``m3kit.harness.run.run_eval`` underneath), the table is ``m3kit.report.summary``'s. Several
+tasks run one after the other in this process with one model (``_run_tasks``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from m3kit.harness.taskargs import RUN_MINIMUMS
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
+    from inspect_ai.model import Model
 
     from m3kit.report.summary import SummaryTable
 
@@ -97,13 +101,16 @@ def _print_skips(console: Console, heading: str, count: int, reasons: list[str],
 
 
 def eval_command(
-    task: Annotated[str, typer.Argument(help="An m3kit task, e.g. synth_nback.")],
+    task: Annotated[list[str], typer.Argument(
+        help="m3kit tasks, e.g. synth_nback, or a benchmark's name for all its tasks "
+        "(m3eval); several run one after the other in this process.")],
     model: Annotated[str, typer.Option("--model", "-m", help="PROVIDER/MODEL, e.g. "
                                        "openai-api/local/qwen2-vl or m3kit/builtin.")],
     memory: Annotated[str | None, typer.Option("--memory", help="Answer through this memory "
                                                "(context, rag, ...).")] = None,
     task_arg: Annotated[list[str] | None, typer.Option("-T", "--task-arg", help="Task option "
-                                                       "key=value (repeatable).")] = None,
+                                                       "key=value (repeatable; with several "
+                                                       "tasks, to those that take it).")] = None,
     model_arg: Annotated[list[str] | None, typer.Option("-M", "--model-arg", help="Model "
                                                         "option key=value (repeatable).")] = None,
     limit: Annotated[int | None, typer.Option(
@@ -115,7 +122,8 @@ def eval_command(
                                            "types (its declared stratum), not the first N.")]
     = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the newest unfinished run "
-                                         "of this task and model in the log dir.")] = False,
+                                         "of this task and model in the log dir (each task's "
+                                         "own).")] = False,
     log_dir: Annotated[str, typer.Option("--log-dir", help="Where eval logs go.")] = "logs",
     max_connections: Annotated[int, typer.Option(
         "--max-connections", callback=at_least("--max-connections",
@@ -147,35 +155,95 @@ def eval_command(
                                                  "default) or ray (RAY_ADDRESS, else a local "
                                                  "Ray); memory setting executor=.")] = None,
 ) -> None:
-    """Evaluate a model (directly or through a memory) on an m3kit task."""
+    """Evaluate a model (directly or through a memory) on m3kit tasks."""
+    from m3kit.benchmarks import expand_tasks
+
+    names = expand_tasks(task)  # ``task``: the usage error says "Missing argument 'task'"
+    given = parse_key_values(task_arg or [], "-T")
+    flags = {"blind": True} if blind else {}
+    # one task: checked in today's order (-T, --executor, -M)
+    single = (_with_executor({**given, **flags}, executor, memory) if len(names) == 1
+              else None)
+    model_args = parse_key_values(model_arg or [], "-M")
+    terminal = sys.stdout.isatty()
+    stderr = Console(stderr=True, soft_wrap=True)
+    options = {
+        "memory": memory, "limit": limit, "resume": resume, "log_dir": log_dir,
+        "max_connections": max_connections, "max_retries": max_retries,
+        "attempt_timeout": attempt_timeout, "cache": not no_cache,
+        "display": eval_display(progress, terminal), "stratify": stratify,
+        "progress": (lambda line: stderr.print(line, markup=False, highlight=False))
+        if progress_lines(progress, terminal) else None,
+    }
+    if single is not None:
+        _run_task(names[0], model, single, model_args, options, max_failed)
+        return
+    _run_tasks(names, model, given, flags, executor, model_args, options, max_failed, stderr)
+
+
+def _run_tasks(names: list[str], model: str, given: dict, flags: dict, executor: str | None,
+               model_args: dict, options: dict, max_failed: int | None,
+               stderr: Console) -> None:
+    """Several tasks, one after the other, sharing one model (its connection pool), the frame
+    store and the memories' stored indexes. Before any work, every task's arguments are checked
+    (a ``-T`` key goes to the tasks that take it, an error only when none does) and the model
+    once: any refusal is one line and nothing runs. Then each task runs and prints its summary
+    under its name; a task that fails (its samples, or a stopped run) is named and the others
+    still run; an interrupt stops them all. ``M3kitError`` naming the failed tasks at the end."""
+    from m3kit.benchmarks import check_task_args, names_m3kit_task, takes_task_arg
+    from m3kit.errors import M3kitError
+    from m3kit.harness.preflight import check_model
+    from m3kit.harness.run import qualified_task_name
+
+    untaken = [key for key in given if not any(takes_task_arg(t, key) for t in names)]
+    if untaken:
+        raise M3kitError(f"no task of {', '.join(names)} takes -T {', '.join(untaken)}",
+                         field=untaken[0])
+    per_task: dict[str, dict] = {}
+    for name in names:
+        args = _with_executor({**{k: v for k, v in given.items() if takes_task_arg(name, k)},
+                               **flags}, executor, options["memory"])
+        if names_m3kit_task(name):
+            check_task_args(name, {**args, **_run_args(options)})
+        per_task[name] = args
+    resolved = check_model(model, model_args)
+    console = Console()
+    failed: list[str] = []
+    for i, name in enumerate(names, 1):
+        console.print(f"== {qualified_task_name(name).rsplit('/', 1)[-1]} ({i} of "
+                      f"{len(names)}) ==", markup=False, highlight=False, soft_wrap=True)
+        try:
+            _run_task(name, resolved, per_task[name], None, options, max_failed)
+        except M3kitError as exc:
+            stderr.print(f"m3kit: error: {exc}", markup=False, highlight=False)
+            failed.append(name)
+        console.print("", markup=False)
+    if failed:
+        raise M3kitError(f"{len(failed)} of {len(names)} tasks failed: {', '.join(failed)}")
+
+
+def _run_args(options: dict) -> dict:
+    """The task arguments ``run_eval`` adds from its options (``memory``, ``cache``)."""
+    added: dict = {}
+    if options["memory"] is not None:
+        added["memory"] = options["memory"]
+    if not options["cache"]:
+        added["cache"] = False
+    return added
+
+
+def _run_task(task: str, model: str | Model, task_args: dict, model_args: dict | None,
+              options: dict, max_failed: int | None) -> None:
+    """One task: run it, print its summary (or why it stopped), write its results file beside
+    its log, then ``check_failures``."""
     from m3kit.benchmarks import run_eval
     from m3kit.harness.failures import check_failures
     from m3kit.harness.skips import attachment_skips_of, skipped_of
+    from m3kit.report.results import write_results
     from m3kit.report.summary import summary_table
     from m3kit.schema.evallog import SKIPPED_KEY
 
-    terminal = sys.stdout.isatty()
-    stderr = Console(stderr=True, soft_wrap=True)
-    log = run_eval(
-        task,
-        model,
-        memory=memory,
-        task_args=_with_executor(
-            {**parse_key_values(task_arg or [], "-T"), **({"blind": True} if blind else {})},
-            executor, memory),
-        model_args=parse_key_values(model_arg or [], "-M"),
-        limit=limit,
-        resume=resume,
-        log_dir=log_dir,
-        max_connections=max_connections,
-        max_retries=max_retries,
-        attempt_timeout=attempt_timeout,
-        cache=not no_cache,
-        display=eval_display(progress, terminal),
-        stratify=stratify,
-        progress=(lambda line: stderr.print(line, markup=False, highlight=False))
-        if progress_lines(progress, terminal) else None,
-    )
+    log = run_eval(task, model, task_args=task_args, model_args=model_args or {}, **options)
     console = Console()
     if log.status != "success":
         _stopped(log, console)
@@ -195,6 +263,8 @@ def eval_command(
     _print_skips(console, "the index store cannot be written: indexes kept in memory for this "
                  "run:", len(unsaved), unsaved, "each sample's record")
     console.print(f"log: {log.location}", markup=False, highlight=False, soft_wrap=True)
+    # beside the log, failed samples or not (a stopped run, above, has no table and no file)
+    write_results(log, skipped_records=skipped.count)
     check_failures(log, max_failed)
 
 

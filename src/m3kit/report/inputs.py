@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from m3kit.benchmarks import BENCHMARKS, Benchmark
 from m3kit.errors import M3kitError
 from m3kit.report.logs import foreign_task, read_run, run_header
+from m3kit.schema.results import is_results_file
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -165,8 +166,9 @@ def read_inputs(paths: Sequence[str | Path], *, foreign: bool = False) -> Report
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
+            # a run's results file (``m3kit eval``'s, beside its log) is neither input
             found = sorted(p for p in path.rglob("*") if p.is_file()
-                           and p.suffix in LOG_SUFFIXES)
+                           and p.suffix in LOG_SUFFIXES and not is_results_file(p.name))
             if not found:
                 raise ReportInputError("the folder holds no .eval or .json files", path=path)
             ignored: list[Path] = []
