@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from m3kit.quickstart import TASKS, run_quickstart
 
 
+@pytest.mark.slow
 def test_quickstart_writes_sections_logs_and_the_html_report(tmp_path: Path) -> None:
     result = run_quickstart(tmp_path / "qs", memories=("none", "rag"), frames=0, limit=2)
     # M3Eval's tasks with each memory, then the further benchmarks' parts

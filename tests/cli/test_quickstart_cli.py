@@ -9,6 +9,7 @@ import pytest
 from m3kit.cli.main import main
 
 
+@pytest.mark.slow
 def test_quickstart_takes_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "qs"
     code = main(["quickstart", "--out", str(out), "--memories", "none", "--frames", "0",
@@ -23,6 +24,7 @@ def test_quickstart_takes_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "Accuracy by evidence" in printed and "acc % [95 % CI]" in printed
 
 
+@pytest.mark.slow
 def test_quickstart_in_a_pipe_says_each_stage(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     # stderr is captured, not a terminal: no live bar, so one line per stage instead

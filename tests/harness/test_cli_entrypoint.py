@@ -69,6 +69,7 @@ def test_m3kit_eval_prints_the_results_table(tmp_path, scripted, serve, suite_di
     assert all_row.split()[:3] == ["all", "2", "50.0"]
 
 
+@pytest.mark.slow
 def test_inspect_eval_runs_m3kit_tasks(tmp_path, scripted, serve, suite_dir):
     """``inspect eval m3kit/synth_interference`` finds the task through the entry point."""
     env = dict(os.environ)

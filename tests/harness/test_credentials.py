@@ -132,6 +132,7 @@ def _leaks(root: Path, printed: str) -> list[str]:
     return found + [f"printed: {secret}" for secret in PLANTED if secret in printed]
 
 
+@pytest.mark.slow
 def test_no_planted_credential_in_any_file(tmp_path: Path, isolated_dirs: Path,
                                            monkeypatch: pytest.MonkeyPatch, echo: EchoServer,
                                            probe_video: Path, make_q, capsys) -> None:

@@ -82,6 +82,7 @@ def _eval_args(suite: Path, log_dir: Path) -> list[str]:
             "--no-cache"]
 
 
+@pytest.mark.slow
 def test_dead_server_stops_the_run_and_resume_finishes_it(
         tmp_path, server_process, make_q, probe_video):
     proc, port = server_process
@@ -134,6 +135,7 @@ IGNORING_SIGINT = ["bash", "-c", 'trap "" INT; exec "$@"', "bash"]
 
 
 @pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+@pytest.mark.slow
 def test_sigterm_stops_the_run_and_removes_its_lock(tmp_path, scripted, make_q, probe_video,
                                                     background):
     """``background``: started as a shell starts ``m3kit eval ... &``, with SIGINT ignored."""

@@ -7,6 +7,8 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from m3kit.benchmarks import run_eval
 from m3kit.benchmarks.m3eval.score import result_rows, sample_results
 from m3kit.benchmarks.m3eval.task import m3eval_task
@@ -25,6 +27,7 @@ ANSWERS = {
 }
 
 
+@pytest.mark.slow
 def test_faults_are_retried_then_failed_and_counted(
     tmp_path, monkeypatch, scripted, serve, secret, questions, make_q, probe_video
 ):

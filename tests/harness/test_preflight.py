@@ -91,6 +91,7 @@ def test_openai_rejected_key_through_openai_base_url(tmp_path, monkeypatch, scri
     assert server.records == [] and not (tmp_path / "logs").exists()
 
 
+@pytest.mark.slow
 def test_openai_cli_exits_2_before_any_work(tmp_path, monkeypatch, secret):
     model = _point_openai(monkeypatch, f"http://127.0.0.1:{_closed_port()}/v1", secret)
     proc = subprocess.run(
@@ -163,6 +164,7 @@ def test_m3eval_generate_fails_fast_on_an_unreachable_server(tmp_path, monkeypat
     assert secret not in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_backend_errors_are_typed_and_name_the_model(scripted, serve, secret):
     """A provider error during generation (here: the server rejects the key after preflight)
     is one typed line naming the model, not the provider's traceback."""

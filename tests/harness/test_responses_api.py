@@ -95,6 +95,7 @@ def test_an_answer_that_says_neither_way_is_a_warning(monkeypatch, scripted, sec
         f"if every sample fails, {FIX}")
 
 
+@pytest.mark.slow
 def test_chat_completions_models_are_not_probed(tmp_path: Path, monkeypatch, scripted,
                                                 secret) -> None:
     """``-M responses_api=false`` (the fix) and a name inspect sends to chat completions

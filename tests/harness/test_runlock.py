@@ -30,6 +30,7 @@ _HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_live_run_and_ignores_a_dead_one(tmp_path):
     logs = tmp_path / "logs"
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(logs), KEY],
@@ -97,6 +98,7 @@ def _process_attempt(log_dir, start, done, results) -> None:
     results.put(_attempt(Path(log_dir), start, done))
 
 
+@pytest.mark.slow
 def test_two_resumes_at_once_one_wins_processes(tmp_path):
     context = multiprocessing.get_context("fork")
     for trial in range(TRIALS):

@@ -150,9 +150,9 @@ def test_a_float_given_as_yaml_text_reaches_the_task_as_a_float(tmp_path):
     (["m3exam", "-T", "token_budget=0"], "token_budget", "must be > 0, got 0"),
     (["m3exam", "-T", "data=/nowhere", "-T", "dpi=5000"], "dpi", "less than or equal to 600"),
     (["synth_nback", "--memory", "context", "-T", "memory_config={tokens_per_char: .inf}"],
-     "memory", "'tokens_per_char' must be a finite number"),
+     "memory_config", "'tokens_per_char' must be a finite number"),
     (["synth_nback", "--memory", "context", "-T", "memory_config={token_budget: .nan}"],
-     "memory", "'token_budget' must be a finite number"),
+     "memory_config", "'token_budget' must be a finite number"),
 ])
 def test_a_bad_number_is_one_line_naming_the_argument(tmp_path, capsys, argv, field, says):
     logs = tmp_path / "logs"

@@ -100,6 +100,7 @@ def _peak_rss_kib(args: list[str]) -> int:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+@pytest.mark.slow
 def test_video_frames_memory_does_not_grow_with_the_count(pattern_video_factory, tmp_path):
     # 40 frames of 1600x1600: 7.7 MB each as RGB, 307 MB if all were held at once.
     video = pattern_video_factory(seconds=1.6, fps=25, width=1600, height=1600, keyint=10)

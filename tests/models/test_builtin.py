@@ -236,6 +236,7 @@ def tone_wav(seconds: float = 1.0, rate: int = 16_000) -> str:
     return "data:audio/wav;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+@pytest.mark.slow
 def test_audio_items_go_through_speech_recognition(builtin: Any) -> None:
     """Whisper hears no words in a tone: the item is counted, no evidence comes of it."""
     prompt = "What did the speaker say?\nA. Hello\nB. Goodbye\nC. Not mentioned"

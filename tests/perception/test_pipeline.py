@@ -91,6 +91,7 @@ def ray_cluster(tmp_path_factory):
     mp.undo()
 
 
+@pytest.mark.slow
 def test_ray_executor_gives_the_in_process_results(ray_cluster, tmp_path):
     from m3kit.perception.pipeline import default_perceivers
 
@@ -103,6 +104,7 @@ def test_ray_executor_gives_the_in_process_results(ray_cluster, tmp_path):
     assert [r.cost.frames_decoded for r in remote] == [6, 6, 6]
 
 
+@pytest.mark.slow
 def test_ray_built_index_is_the_in_process_index(ray_cluster, tmp_path):
     from m3kit.memory import MemoryEvent
     from m3kit.memory.store import IndexStore

@@ -69,6 +69,7 @@ def test_judge_failures_are_listed() -> None:
 
 
 @pytest.mark.usefixtures("isolated_dirs")
+@pytest.mark.slow
 def test_http_500_is_shown_under_the_table(tmp_path: Path, probe_video: Path, make_q,
                                            scripted, serve, capsys) -> None:
     suite = tmp_path / "suite"

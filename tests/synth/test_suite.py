@@ -151,6 +151,7 @@ QUICKSTART_COUNTS = {"divided_attention": 192, "interference": 48, "interleaved"
 QUICKSTART_PROBES = 6 * 5 + 16
 
 
+@pytest.mark.slow
 def test_small_preset_has_every_paradigm_in_both_variants(tmp_path: Path):
     suite = build_suite(tmp_path / "small")  # no config: the quickstart preset
     assert suite.config == SuiteConfig.small()

@@ -148,6 +148,14 @@ def check_args(task: str, function: Callable[..., Task], args: Mapping[str, Any]
                 raise TaskArgumentError(
                     f"task {short}: {key} must be {rule.wanted}, got {given!r}", field=key)
         checked[key] = value
+    config = checked.get("memory_config")
+    if isinstance(config, Mapping):  # cheap, before a suite is rendered or data read
+        from m3kit.memory.registry import check_finite_settings
+
+        try:
+            check_finite_settings(config)
+        except ValueError as exc:
+            raise TaskArgumentError(f"task {short}: {exc}", field="memory_config") from None
     return checked
 
 

@@ -59,17 +59,17 @@ def make_memory(name: str, **config: Any) -> Memory | None:
         factory = _MEMORIES[name]
     except KeyError:
         raise ValueError(f"unknown memory {name!r}; known: {', '.join(MEMORIES)}") from None
-    _check_finite(config)
+    check_finite_settings(config)
     return factory(**config)
 
 
-def _check_finite(config: Mapping[str, Any], prefix: str = "") -> None:
+def check_finite_settings(config: Mapping[str, Any], prefix: str = "") -> None:
     """``ValueError`` naming the first setting (nested: ``retrieval.alpha``) that is an infinite
     or NaN number: no memory reads ``.inf`` as a budget or ``.nan`` as a weight, and every
     comparison with NaN passes a constructor's own range check."""
     for key, value in config.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            _check_finite(value, f"{name}.")
+            check_finite_settings(value, f"{name}.")
         elif isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"memory setting {name!r} must be a finite number, got {value}")

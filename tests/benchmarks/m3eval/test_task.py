@@ -30,6 +30,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("M3KIT_CACHE_DIR", str(tmp_path / "m3kit-cache"))
 
 
+@pytest.mark.slow
 def test_divided_attention_runs_and_scores_like_external_predictions(
     released_root: Path, tmp_path: Path
 ) -> None:

@@ -64,6 +64,7 @@ def test_a_changed_transcript_changes_the_fingerprint(suites, tmp_path: Path) ->
     assert _fingerprint(edited) != _fingerprint(suites[0])
 
 
+@pytest.mark.slow
 def test_runs_on_either_are_two_report_rows_and_compare_flags_them(suites,
                                                                    tmp_path: Path) -> None:
     logs = tmp_path / "logs"

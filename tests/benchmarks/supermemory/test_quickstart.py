@@ -12,6 +12,8 @@ from m3kit.benchmarks.supermemory.score import items_from_log
 from m3kit.report.logs import read_run
 from m3kit.synth.ego import EgoSuiteConfig, build_ego_suite
 
+pytestmark = pytest.mark.slow  # an end-to-end run: out of the quick subset
+
 # 2 persons × 2 days of 8 scenes at 1 fps; 8 questions each.
 SMALL = EgoSuiteConfig(seed=2, persons=2, sessions=2, segments=8, fps=1.0,
                        answerable_per_skill=1, unanswerable=2)

@@ -123,6 +123,7 @@ def _samples_in(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_factory,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A real SIGKILLed run, its ``--resume`` (inspect 0.3.285: a new eval_id, the same
