@@ -36,6 +36,7 @@ __all__ = [
     "mtime_or_inf",
     "new_temp_beside",
     "new_temp_dir_beside",
+    "process_alive",
 ]
 
 TEMP_SUFFIX = ".tmp"
@@ -120,21 +121,25 @@ def _host() -> str:
 
 
 def _writer_gone(tag: str) -> bool:
-    """Whether the writer ``<pid>@<host>`` is known to be dead: a process of this host that no
-    longer runs. Another host's process (a shared file system) is never known dead, nor is
-    anything on Windows, where ``os.kill`` would end the process instead of probing it."""
+    """Whether the writer ``<pid>@<host>`` is known to be dead (``process_alive``)."""
     pid, _, host = tag.partition("@")
-    if host != _host() or not pid.isdigit() or os.name == "nt":
-        return False
-    if int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
+    return pid.isdigit() and not process_alive(int(pid), this_host=host == _host())
+
+
+def process_alive(pid: int, *, this_host: bool) -> bool:
+    """Whether process ``pid`` may still run: only a process of this host (``this_host``) that
+    no longer runs is known dead. Another host's process (a shared file system) cannot be
+    checked from here, nor can anything on Windows, where ``os.kill`` would end the process
+    instead of probing it: both count as running."""
+    if not this_host or os.name == "nt" or pid == os.getpid():
         return True
-    except OSError:  # another user's process (EPERM): alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
-    return False
+    except OSError:  # another user's process (EPERM): alive
+        return True
+    return True
 
 
 def commit_temp(temp: str | Path, path: str | Path, *, durable: bool = True) -> Path:

@@ -24,6 +24,15 @@ def rechecksum(version: Path) -> None:
     (version / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _rewrite_arrays(version: Path, **arrays: np.ndarray) -> str:
+    """``arrays.npz`` replaced by ``arrays``, the checksums made to match; its name."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    (version / "arrays.npz").write_bytes(buffer.getvalue())
+    rechecksum(version)
+    return "arrays.npz"
+
+
 def damage(kind: str, version: Path) -> str:
     """Damage the stored ``version`` (current in its key's folder) as ``kind`` says; returns the
     end of the path the error must name."""
@@ -84,11 +93,7 @@ def damage(kind: str, version: Path) -> str:
         rechecksum(version)
         return "arrays.npz"
     if kind == "arrays pickled":
-        buffer = io.BytesIO()
-        np.savez(buffer, ids=np.asarray([{"a": 1}], dtype=object))
-        (version / "arrays.npz").write_bytes(buffer.getvalue())
-        rechecksum(version)
-        return "arrays.npz"
+        return _rewrite_arrays(version, ids=np.asarray([{"a": 1}], dtype=object))
     if kind == "items not utf-8":
         (version / "items.jsonl").write_bytes(b"\xff\xfe\n")
         rechecksum(version)
@@ -101,11 +106,7 @@ def damage(kind: str, version: Path) -> str:
         with np.load(version / "arrays.npz") as npz:
             arrays = {name: npz[name] for name in npz.files}
         arrays["vectors"] = arrays["vectors"][:, :-1]  # one dimension short
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        (version / "arrays.npz").write_bytes(buffer.getvalue())
-        rechecksum(version)
-        return "arrays.npz"
+        return _rewrite_arrays(version, **arrays)
     if kind == "state invalid":
         (version / "state.json").write_text('{"frames": 5}')
         rechecksum(version)

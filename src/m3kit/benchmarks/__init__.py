@@ -133,13 +133,11 @@ def expand_tasks(names: Sequence[str]) -> list[str]:
 def takes_task_arg(task: str, key: str) -> bool:
     """Whether the m3kit task ``task`` takes the argument ``key`` (a ``-T`` key); a task m3kit
     does not own (``file.py@task``) is taken to take any, as inspect decides."""
-    import inspect as pyinspect
+    from m3kit.harness.taskargs import takes_argument
 
     if not names_m3kit_task(task):
         return True
-    params = pyinspect.signature(
-        pyinspect.unwrap(benchmark_for_task(task).task_function(task))).parameters
-    return key in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return takes_argument(benchmark_for_task(task).task_function(task), key)
 
 
 def names_m3kit_task(task: str) -> bool:

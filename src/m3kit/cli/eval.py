@@ -193,7 +193,7 @@ def _run_tasks(names: list[str], model: str, given: dict, flags: dict, executor:
     from m3kit.benchmarks import check_task_args, names_m3kit_task, takes_task_arg
     from m3kit.errors import M3kitError
     from m3kit.harness.preflight import check_model
-    from m3kit.harness.run import qualified_task_name
+    from m3kit.harness.run import qualified_task_name, run_task_args
 
     untaken = [key for key in given if not any(takes_task_arg(t, key) for t in names)]
     if untaken:
@@ -204,7 +204,8 @@ def _run_tasks(names: list[str], model: str, given: dict, flags: dict, executor:
         args = _with_executor({**{k: v for k, v in given.items() if takes_task_arg(name, k)},
                                **flags}, executor, options["memory"])
         if names_m3kit_task(name):
-            check_task_args(name, {**args, **_run_args(options)})
+            check_task_args(name, run_task_args(args, memory=options["memory"],
+                                                cache=options["cache"]))
         per_task[name] = args
     resolved = check_model(model, model_args)
     console = Console()
@@ -220,16 +221,6 @@ def _run_tasks(names: list[str], model: str, given: dict, flags: dict, executor:
         console.print("", markup=False)
     if failed:
         raise M3kitError(f"{len(failed)} of {len(names)} tasks failed: {', '.join(failed)}")
-
-
-def _run_args(options: dict) -> dict:
-    """The task arguments ``run_eval`` adds from its options (``memory``, ``cache``)."""
-    added: dict = {}
-    if options["memory"] is not None:
-        added["memory"] = options["memory"]
-    if not options["cache"]:
-        added["cache"] = False
-    return added
 
 
 def _run_task(task: str, model: str | Model, task_args: dict, model_args: dict | None,

@@ -218,11 +218,7 @@ def run_eval(
 
     check_run_numbers(limit=limit, max_connections=max_connections, max_retries=max_retries,
                       attempt_timeout=attempt_timeout)  # before any work
-    args = dict(task_args or {})
-    if memory is not None:
-        args["memory"] = memory
-    if not cache:
-        args["cache"] = False
+    args = run_task_args(task_args, memory=memory, cache=cache)
     spec = task if isinstance(task, TaskSpec) else None
     if spec is not None:
         name: str | Task = spec.name
@@ -282,6 +278,18 @@ def run_eval(
           run_progress.running() if run_progress is not None else nullcontext()):
         return _run_locked(inspect_ai, built, name, resolved, args, limit, resume, log_dir,
                            settings, eval_args, card.data_fingerprint)
+
+
+def run_task_args(task_args: Mapping[str, Any] | None, *, memory: str | None,
+                  cache: bool) -> dict[str, Any]:
+    """The task's arguments as ``run_eval`` runs it: ``task_args`` with ``memory`` and the
+    response cache (``cache=False``) added."""
+    args = dict(task_args or {})
+    if memory is not None:
+        args["memory"] = memory
+    if not cache:
+        args["cache"] = False
+    return args
 
 
 def _sample_count(built: str | Task, limit: int | None,

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from m3kit.errors import M3kitError
+from m3kit.files import process_alive
 
 __all__ = ["LockInfo", "RunLockedError", "held_lock", "live_locks", "resume_lock", "run_key"]
 
@@ -58,17 +59,9 @@ def run_key(task: str, model: str, task_args: Mapping[str, Any], limit: int | No
 
 
 def _alive(info: LockInfo) -> bool:
-    if info.host != socket.gethostname():
-        # another machine's process cannot be checked from here: treat it as running (the
-        # error names the lock file, which the user can remove)
-        return True
-    try:
-        os.kill(info.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
+    # another machine's process cannot be checked from here: it counts as running (the error
+    # names the lock file, which the user can remove)
+    return process_alive(info.pid, this_host=info.host == socket.gethostname())
 
 
 def _read_info(path: Path) -> LockInfo | None:

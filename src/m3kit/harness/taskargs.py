@@ -116,6 +116,13 @@ def _check_type(task: str, key: str, value: Any, annotation: Any) -> Any:
     return checked if numeric else value
 
 
+def takes_argument(function: Callable[..., Task], key: str) -> bool:
+    """Whether the ``@task`` ``function`` takes the argument ``key``: a parameter of that name,
+    or any keyword (``**kwargs``)."""
+    params = pyinspect.signature(pyinspect.unwrap(function)).parameters
+    return key in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 def check_args(task: str, function: Callable[..., Task], args: Mapping[str, Any],
                ranges: Mapping[str, ArgumentRange]) -> dict[str, Any]:
     """``TaskArgumentError`` for an argument ``function`` (the task ``task``) does not take, a
@@ -129,10 +136,9 @@ def check_args(task: str, function: Callable[..., Task], args: Mapping[str, Any]
         hints = typing.get_type_hints(body)
     except Exception:  # noqa: BLE001 (unresolvable annotations: types are not checked)
         hints = {}
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     checked: dict[str, Any] = {}
     for key, value in args.items():
-        if key not in params and not takes_any:
+        if not takes_argument(function, key):
             raise TaskArgumentError(
                 f"task {short} takes no argument {key!r}; it takes: {', '.join(params)}",
                 field=key)

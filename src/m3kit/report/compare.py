@@ -205,15 +205,11 @@ def significant(number: PairedDifference) -> bool:
 # -- runs ------------------------------------------------------------------------------------
 
 
-def _by_benchmark(logs: Sequence[EvalLog], path: Path
-                  ) -> list[tuple[Benchmark, list[EvalLog]]]:
-    """The logs grouped by their benchmark, in benchmark name order; a log of a task that is
-    not m3kit's is a ``CompareError``."""
-    from m3kit.report.logs import benchmark_of, foreign_task
+def _by_benchmark(logs: Sequence[EvalLog]) -> list[tuple[Benchmark, list[EvalLog]]]:
+    """The logs grouped by their benchmark, in benchmark name order (``read_inputs`` has
+    already set aside the logs of tasks that are not m3kit's)."""
+    from m3kit.report.logs import benchmark_of
 
-    if any(foreign_task(log) for log in logs):
-        raise CompareError("holds a log of a task that is not m3kit's: no headline numbers to "
-                           "compare", path=path)
     groups: dict[str, tuple[Benchmark, list[EvalLog]]] = {}
     for log in logs:
         benchmark = benchmark_of(log)
@@ -261,7 +257,7 @@ def runs_from_logs(path: str | Path) -> list[RunItems]:
         raise CompareError("holds no eval log (a score file is compared by its own name, "
                            "once written by 'm3kit score VERB --json --items')", path=where)
     return [run_items(benchmark, run, where)
-            for benchmark, logs in _by_benchmark(inputs.logs, where)
+            for benchmark, logs in _by_benchmark(inputs.logs)
             for run in pooled_runs(benchmark, logs)]
 
 

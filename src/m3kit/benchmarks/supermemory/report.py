@@ -68,19 +68,24 @@ def system_label(run: LoggedRun) -> str:
 
 
 class _System:
-    """A model through a framework: its score, the questions it excluded, and (logged runs)
-    the intervals of the numbers the figures draw (``score.figure_numbers``; none for a score
-    file)."""
+    """A model through a framework (``base``, with the runs' setting ``variant`` when runs of it
+    differ in one): its score, the questions it excluded, and (logged runs) the intervals of
+    the numbers the figures draw (``score.figure_numbers``; none for a score file)."""
 
-    def __init__(self, model: str, framework: str, score: SuperMemoryScore,
+    def __init__(self, model: str, base: str, score: SuperMemoryScore,
                  excluded: Sequence[str] = (),
                  intervals: Mapping[str, Interval] | None = None,
-                 transcript_cut: tuple[int, int] = (0, 0)) -> None:
-        self.model, self.framework, self.score = model, framework, score
+                 transcript_cut: tuple[int, int] = (0, 0), variant: str = "") -> None:
+        self.model, self.base, self.variant, self.score = model, base, variant, score
         self.excluded = list(excluded)  # ids of the questions excluded (media unreadable)
         self.intervals = dict(intervals or {})
         # (questions whose prompt's transcript was cut to its budget, lines left out in all)
         self.transcript_cut = transcript_cut
+
+    @property
+    def framework(self) -> str:
+        """Its column: the framework, with the setting variant if any."""
+        return f"{self.base} · {self.variant}" if self.variant else self.base
 
     @property
     def name(self) -> str:
@@ -88,13 +93,12 @@ class _System:
 
     @property
     def blind(self) -> bool:
-        """A blind run (its framework ``blind``, with any setting variant after it)."""
-        return self.framework.split(" · ", 1)[0] == BLIND
+        return self.base == BLIND
 
     @property
     def blind_label(self) -> str:
         """Its column in the blind table: the model, with the setting variant if any."""
-        return self.model if self.framework == BLIND else self.name
+        return self.name if self.variant else self.model
 
     def bounds(self, name: str) -> tuple[float, float] | None:
         """The interval of the figures' number ``name`` (``None`` without one)."""
@@ -119,20 +123,20 @@ def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
     (``m3kit score supermemory --json``; its stem names the model)."""
     from m3kit.benchmarks.intervals import run_intervals
 
-    pooled: dict[tuple[str, str], list[LoggedRun]] = {}
+    pooled: dict[tuple[str, str, str], list[LoggedRun]] = {}
     for run in runs:
-        # the run's setting variant (frames, fps, data...) is part of its framework: runs on
-        # other media or settings are other systems, never pooled into one row
-        pooled.setdefault((run.model, run.labelled(framework_of(run))), []).append(run)
+        # the run's setting variant (frames, fps, data...) sets it apart: runs on other media
+        # or settings are other systems, never pooled into one row
+        pooled.setdefault((run.model, framework_of(run), run.variant), []).append(run)
     systems = []
-    for (model, framework), its in pooled.items():
+    for (model, base, variant), its in pooled.items():
         samples = [s for run in its for s in run.samples]
         systems.append(_System(
-            model, framework, scores_from_log(samples),
+            model, base, scores_from_log(samples),
             sorted((s.question.id for s in samples if s.excluded and s.question is not None),
                    key=_natural_id),
             run_intervals(DECLARED, its, statistic=figure_numbers).ci,
-            _transcript_cut(samples)))
+            _transcript_cut(samples), variant))
     for stem, data in (cards or {}).items():
         systems.append(_System(stem, SCORE_FILE, SuperMemoryScore.model_validate(data)))
     return systems
