@@ -88,8 +88,8 @@ def load(data: Path) -> Any:
 def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: int
             ) -> dict[str, Any]:
     from m3kit.memory import HierarchicalMemory, RagMemory
-    from m3kit.memory.maxsim import MaxSimReranker
     from m3kit.memory.proctor import ProctorMemory
+    from m3kit.memory.retrieval.maxsim import MaxSimReranker
 
     plain = {"embedder": embedder, "k": DEPTH, "reader": reader, "ocr": reader is not None}
     out: dict[str, Any] = {

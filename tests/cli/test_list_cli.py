@@ -66,7 +66,7 @@ def test_options_written_as_text_with_a_plain_form_are_command_line() -> None:
 
 
 def test_rerankers_are_listed(capsys) -> None:
-    from m3kit.memory.rerank import MODEL_RERANKER, reranker_kinds
+    from m3kit.memory.retrieval.rerank import MODEL_RERANKER, reranker_kinds
 
     listing = catalog()
     assert [r.name for r in listing.rerankers] == list(reranker_kinds()) == [

@@ -56,7 +56,7 @@ def test_generate_with_a_model_that_never_answers_in_json(built: Path, capsys) -
     assert "0 caption batches parsed, 2 caption batches rejected" in out
     # What the summary counts is what the review file lists, reasons included:
     # the pair (1) and each video's one caption batch (2) are rejected rows.
-    from m3kit.benchmarks.m3eval.build.review import read_review_items
+    from m3kit.benchmarks.m3eval.construct.review import read_review_items
 
     rows = {i.id: i for i in read_review_items(built / "review" / "review.csv")}
     assert {k: v.status for k, v in rows.items()} == {

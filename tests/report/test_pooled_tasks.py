@@ -33,7 +33,6 @@ def logs(tmp_path_factory: pytest.TempPathFactory, pattern_video_factory) -> Ite
     """One model's runs of two tasks of one suite: interference at 1 frame per probe, N-back
     at its default (8 per clip)."""
     from fakeserver import ScriptedServer
-
     from m3kit.benchmarks import run_eval
 
     tmp = tmp_path_factory.mktemp("pooled")

@@ -18,7 +18,6 @@ def two_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.MonkeyPa
     """Two complete runs of one system on three interference questions (A correct, B the
     intrusion): the first answers A to all, the second, started later, B to all."""
     from fakeserver import ScriptedServer
-
     from m3kit.benchmarks import run_eval
 
     for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),
@@ -76,7 +75,6 @@ def frame_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.Monkey
     """Two runs of one model on the same three questions that differ only in frames (1 and 2
     per probe), both answering A (correct); then a third, a rerun of the 2-frame one."""
     from fakeserver import ScriptedServer
-
     from m3kit.benchmarks import run_eval
 
     for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),

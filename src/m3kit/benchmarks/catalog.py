@@ -4,7 +4,7 @@ Benchmarks and their tasks come from the declarations (``m3kit.benchmarks.BENCHM
 task's ``-T`` options and defaults from its ``@task`` function's signature; memories and their
 settings (``-T memory_config=``) from ``m3kit.memory.registry`` and each memory's constructor;
 the rerankers those memories take (``memory_config={reranker: NAME}``) from
-``m3kit.memory.rerank.reranker_kinds`` and the memories that have the setting; m3kit's model
+``m3kit.memory.retrieval.rerank.reranker_kinds`` and the memories that have the setting; m3kit's model
 providers and their ``-M`` options from the providers' constructors. Nothing is
 listed by hand, so a new benchmark folder, task argument or memory appears here by itself.
 """
@@ -248,9 +248,9 @@ def catalog() -> Catalog:
 
 
 def _rerankers(memories: Sequence[ListedMemory]) -> list[ListedReranker]:
-    """Each reranker kind (``m3kit.memory.rerank.reranker_kinds``), with the memories whose
+    """Each reranker kind (``m3kit.memory.retrieval.rerank.reranker_kinds``), with the memories whose
     settings include ``reranker``."""
-    from m3kit.memory.rerank import reranker_kinds
+    from m3kit.memory.retrieval.rerank import reranker_kinds
 
     taking = [m.name for m in memories if any(o.name == "reranker" for o in m.options)]
     return [ListedReranker(name=name, summary=_summary(kind), memories=taking)

@@ -44,8 +44,8 @@ def build(
     quiet: QuietOption = False,
 ) -> None:
     """Pair the videos by caption similarity and render the probes of every paradigm."""
-    from m3kit.benchmarks.m3eval.build.pairing import load_sources
-    from m3kit.benchmarks.m3eval.build.plan import BuildConfig, build_probes
+    from m3kit.benchmarks.m3eval.construct.pairing import load_sources
+    from m3kit.benchmarks.m3eval.construct.plan import BuildConfig, build_probes
 
     config = BuildConfig(swaps=swaps, interleave_segments=segments, fps=fps,
                          nback_instances=nback_instances, nback_clip_seconds=clip_seconds,
@@ -91,7 +91,7 @@ def generate(
     unfinished videos, questions and N-back instances call the model."""
     from rich.console import Console
 
-    from m3kit.benchmarks.m3eval.build.generate import GenerationConfig, generate_questions
+    from m3kit.benchmarks.m3eval.construct.generate import GenerationConfig, generate_questions
     from m3kit.cli.options import parse_key_values
     from m3kit.harness.preflight import check_model
     from m3kit.models.backend import InspectBackend
@@ -135,7 +135,7 @@ def review(
         "--accept-pending", help="Accept every pending item (after reading them!).")] = False,
 ) -> None:
     """Show the review counts, or set statuses by id."""
-    from m3kit.benchmarks.m3eval.build.review import read_review, review_paths, set_status
+    from m3kit.benchmarks.m3eval.construct.review import read_review, review_paths, set_status
     from m3kit.errors import SchemaError
 
     csv_path, html_path = review_paths(root)

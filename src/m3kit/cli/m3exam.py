@@ -1,7 +1,7 @@
 """``m3kit m3exam synthesize``: build an M3Exam persona folder with any backend.
 
 Thin: options and progress bars here, the pipeline in
-``m3kit.benchmarks.m3exam.build.synthesize``.
+``m3kit.benchmarks.m3exam.construct.synthesize``.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def synthesize_command(
     quiet: QuietOption = False,
 ) -> None:
     """Persona + core event → timeline → dialogue → validated question bank."""
-    from m3kit.benchmarks.m3exam.build import InspectBackend, SynthesisConfig, synthesize
-    from m3kit.benchmarks.m3exam.build.pipeline import MAX_REPLY_TOKENS, read_spec
+    from m3kit.benchmarks.m3exam.construct import InspectBackend, SynthesisConfig, synthesize
+    from m3kit.benchmarks.m3exam.construct.pipeline import MAX_REPLY_TOKENS, read_spec
     from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
     from m3kit.cli.options import parse_key_values
 

@@ -28,7 +28,11 @@ from m3kit.memory.events import (
     transcript_events,
 )
 from m3kit.memory.hierarchical import HierarchicalMemory
-from m3kit.memory.index import (
+from m3kit.memory.indexed import IndexedMemory
+from m3kit.memory.proctor import ProctorMemory
+from m3kit.memory.rag import RagMemory
+from m3kit.memory.registry import MEMORIES, make_memory
+from m3kit.memory.retrieval.index import (
     INDEXES,
     FaissIndex,
     Hit,
@@ -36,10 +40,6 @@ from m3kit.memory.index import (
     VectorIndex,
     make_index,
 )
-from m3kit.memory.indexed import IndexedMemory
-from m3kit.memory.proctor import ProctorMemory
-from m3kit.memory.rag import RagMemory
-from m3kit.memory.registry import MEMORIES, make_memory
 
 __all__ = [
     "INDEXES",

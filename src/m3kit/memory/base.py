@@ -29,12 +29,13 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from m3kit.memory.retrieval.items import MemoryItem as MemoryItem
+from m3kit.memory.retrieval.items import Modality as Modality
 from m3kit.schema.media import MediaRef
 from m3kit.schema.prediction import Usage
 from m3kit.schema.skipped import SkippedRecord
 
 EventKind = Literal["frame", "transcript", "round", "image", "pdf_page", "text"]
-Modality = Literal["frame", "image", "pdf_page", "transcript", "text", "ocr", "caption"]
 
 
 class MemoryEvent(BaseModel):
@@ -55,21 +56,6 @@ class MemoryEvent(BaseModel):
     text: str = ""
     media: MediaRef | None = None
     speaker: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-
-class MemoryItem(BaseModel):
-    """A unit a memory stores: a text surrogate with its modality and its raw source."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    key: str
-    event_id: str
-    modality: Modality
-    text: str
-    source: MediaRef | None = None
-    time: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -49,10 +49,10 @@ from pydantic import BaseModel, Field
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import TimeLabel, clock, span_label, time_label, wall_clock
-from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
-from m3kit.memory.hybrid import RetrievalMode
-from m3kit.memory.index import IndexFactory, VectorIndex
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
+from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
+from m3kit.memory.retrieval.hybrid import RetrievalMode
+from m3kit.memory.retrieval.index import IndexFactory, VectorIndex
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.captions import (
     ClipCaptioner,

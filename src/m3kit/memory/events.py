@@ -152,7 +152,7 @@ def conversation_events(conversation: Conversation) -> list[MemoryEvent]:
             counter += 1
             when = " ".join(x for x in (session.id, session.date) if x)
             # ``session_date``: the released date string, for query rewriting's calendar
-            # scopes (``m3kit.memory.query``) where the clock is a counter (undated sessions).
+            # scopes (``m3kit.memory.retrieval.query``) where the clock is a counter (undated sessions).
             meta = {"session_id": session.id, "round_id": rnd.id, "when": when,
                     "session_date": session.date}
             events.append(MemoryEvent(

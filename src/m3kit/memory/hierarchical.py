@@ -29,15 +29,15 @@ import anyio
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.context import PromptBuilder, ask_model
-from m3kit.memory.index import IndexFactory
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.proctor.surrogates import build_chunks, chunk_raw, first_sentence, is_summary
+from m3kit.memory.retrieval.index import IndexFactory
 from m3kit.schema.media import ImageRef
 
 if TYPE_CHECKING:
-    from m3kit.memory.hybrid import RetrievalMode
-    from m3kit.memory.query import QueryExpander
-    from m3kit.memory.rerank import Reranker
+    from m3kit.memory.retrieval.hybrid import RetrievalMode
+    from m3kit.memory.retrieval.query import QueryExpander
+    from m3kit.memory.retrieval.rerank import Reranker
     from m3kit.perception.base import TextEmbedder, TextReader
 
 ROUND_SUMMARY_WORDS = 25

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
-from m3kit.memory.expansion import ModelQueryExpander
-from m3kit.memory.hybrid import HybridIndex, RetrievalMode, checked_retrieval
-from m3kit.memory.index import Hit, IndexFactory, VectorIndex, make_index
 from m3kit.memory.ocr import OcrSurrogates
-from m3kit.memory.query import QueryExpander, RetrievalQuery, rewrite_query, session_spans
-from m3kit.memory.rerank import Reranker, RerankStage, named_reranker
-from m3kit.memory.views import turn_windows
+from m3kit.memory.retrieval.expansion import ModelQueryExpander
+from m3kit.memory.retrieval.hybrid import HybridIndex, RetrievalMode, checked_retrieval
+from m3kit.memory.retrieval.index import Hit, IndexFactory, VectorIndex, make_index
+from m3kit.memory.retrieval.query import QueryExpander, RetrievalQuery, rewrite_query, session_spans
+from m3kit.memory.retrieval.rerank import Reranker, RerankStage, named_reranker
+from m3kit.memory.retrieval.views import turn_windows
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder, TextReader

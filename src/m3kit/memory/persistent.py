@@ -30,9 +30,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
-from m3kit.memory.hybrid import RetrievalMode, checked_retrieval
-from m3kit.memory.index import IndexFactory, VectorIndex, make_index
-from m3kit.memory.lexical import LexicalIndex
+from m3kit.memory.retrieval.hybrid import RetrievalMode, checked_retrieval
+from m3kit.memory.retrieval.index import IndexFactory, VectorIndex, make_index
+from m3kit.memory.retrieval.lexical import LexicalIndex
 from m3kit.memory.store import (
     CorruptIndexError,
     IndexStore,

@@ -49,10 +49,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import span_label, time_label
-from m3kit.memory.fusion import RRF_C, reciprocal_rank_fusion
-from m3kit.memory.hybrid import FUSION_DEPTH, RetrievalMode
-from m3kit.memory.index import Hit, IndexFactory, VectorIndex
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
+from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
+from m3kit.memory.retrieval.hybrid import FUSION_DEPTH, RetrievalMode
+from m3kit.memory.retrieval.index import Hit, IndexFactory, VectorIndex
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.base import TranscriptSegment
 from m3kit.perception.detect import DET_TYPES, DETECTOR_CAVEAT, Detection, DetType, scene_text

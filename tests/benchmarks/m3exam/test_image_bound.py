@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakeserver import ScriptedServer
 from inspect_ai.log import read_eval_log
 from PIL import Image
 
+from fakeserver import ScriptedServer
 from m3kit.cli.main import main
 from m3kit.schema import read_record
 

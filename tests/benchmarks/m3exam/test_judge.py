@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakeserver import ScriptedServer
 
+from fakeserver import ScriptedServer
 from m3kit.benchmarks.m3exam.judge import (
     HumanLabel,
     JudgeRequest,

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakeserver import ScriptedServer
 
+from fakeserver import ScriptedServer
 from m3kit.benchmarks.m3exam.load import M3ExamData, load_m3exam
 from m3kit.benchmarks.m3exam.score import (
     PredictionRecord,

@@ -136,9 +136,9 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
     import textwrap
     import time
 
-    from fakeserver import ScriptedServer
     from inspect_ai.log import list_eval_logs, read_eval_log
 
+    from fakeserver import ScriptedServer
     from m3kit.benchmarks import run_eval
 
     from ...conftest import use_server

@@ -501,8 +501,8 @@ def _apply_review(
     questions: list[Question], path: Path
 ) -> tuple[list[Question], list[SkippedRecord]]:
     """Keep the questions whose review status is ``accepted`` (the review file is read by
-    ``m3kit.benchmarks.m3eval.build.review``, deferred: it belongs to the question builder)."""
-    from m3kit.benchmarks.m3eval.build.review import read_review
+    ``m3kit.benchmarks.m3eval.construct.review``, deferred: it belongs to the question builder)."""
+    from m3kit.benchmarks.m3eval.construct.review import read_review
 
     try:
         statuses = read_review(path)

@@ -42,19 +42,19 @@ from m3kit.media.image import image_available
 from m3kit.media.pdf import render_pdf_page_file
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
 from m3kit.memory.context import PromptBuilder, ask_model
-from m3kit.memory.index import IndexFactory
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.proctor import bias as biases
 from m3kit.memory.proctor import cascade, surrogates
 from m3kit.memory.proctor.bias import Bias
 from m3kit.memory.proctor.surrogates import BIAS_MODALITIES, Captioner
+from m3kit.memory.retrieval.index import IndexFactory
 from m3kit.schema.media import ImageRef, PdfPageRef
 from m3kit.schema.prediction import Usage
 
 if TYPE_CHECKING:
-    from m3kit.memory.hybrid import RetrievalMode
-    from m3kit.memory.query import QueryExpander
-    from m3kit.memory.rerank import Reranker
+    from m3kit.memory.retrieval.hybrid import RetrievalMode
+    from m3kit.memory.retrieval.query import QueryExpander
+    from m3kit.memory.retrieval.rerank import Reranker
     from m3kit.perception.base import TextEmbedder, TextReader
 
 # The released code's defaults: top_k 15, over-fetch x6, α image .20 / pdf .25 /
