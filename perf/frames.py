@@ -63,7 +63,8 @@ try:
 except ModuleNotFoundError:  # run from a checkout without `pip install -e .`: use its src/
     sys.path.insert(0, str(REPO_ROOT / "src"))
 
-from m3kit.media.sampling import uniform_indices, uniform_inner_indices
+# after the fallback above puts a checkout's src/ on the path
+from m3kit.media.sampling import uniform_indices, uniform_inner_indices  # noqa: E402
 
 # Not a terminal (a log file, CI): wide enough that the tables do not wrap.
 console = Console(width=None if sys.stdout.isatty() else 180)
@@ -640,7 +641,8 @@ def machine_info() -> list[tuple[str, str]]:
         ("Python", platform.python_version()),
         (
             "PyAV",
-            f"{av.__version__} (libavcodec {'.'.join(map(str, av.library_versions['libavcodec']))})",
+            f"{av.__version__} "
+            f"(libavcodec {'.'.join(map(str, av.library_versions['libavcodec']))})",
         ),
         ("decord", _version("decord")),
         ("numpy", numpy.__version__),
@@ -843,9 +845,10 @@ def markdown_report(
         ),
         (
             '- *limit: GOPs*: PyAV, `thread_type="AUTO"`; for each GOP that holds wanted frames, '
-            "seek to its keyframe and decode up to its last wanted frame. *limit: GOPs, ref frames*: "
-            "the same, but frames no other frame references (non-reference B-frames) are skipped "
-            "unless wanted. The packet index is read beforehand (untimed)."
+            "seek to its keyframe and decode up to its last wanted frame. "
+            "*limit: GOPs, ref frames*: the same, but frames no other frame references "
+            "(non-reference B-frames) are skipped unless wanted. The packet index is read "
+            "beforehand (untimed)."
         ),
         "- *decord*: `VideoReader(path, ctx=cpu(0)).get_batch(indices).asnumpy()`.",
         (

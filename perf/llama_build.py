@@ -9,8 +9,10 @@ builds, the evaluation of one prompt of about ``--prompt-tokens`` tokens (a fres
 time) and the greedy generation of ``--gen-tokens`` tokens. It prints the medians and their
 ratios (portable / native: above 1 is slower).
 
-    pip wheel --no-deps --no-cache-dir llama-cpp-python==0.3.36 -w native/     # CMAKE_ARGS=-DLLAVA_BUILD=OFF
-    pip wheel --no-deps --no-cache-dir llama-cpp-python==0.3.36 -w portable/   # + -DGGML_NATIVE=OFF
+    # with CMAKE_ARGS=-DLLAVA_BUILD=OFF
+    pip wheel --no-deps --no-cache-dir llama-cpp-python==0.3.36 -w native/
+    # with CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF"
+    pip wheel --no-deps --no-cache-dir llama-cpp-python==0.3.36 -w portable/
     (cd native && unzip -q *.whl) && (cd portable && unzip -q *.whl)
     python perf/llama_build.py --build portable=portable --build native=native
 """

@@ -80,6 +80,12 @@ def span_recall(ranked: Sequence[MemoryItem], spans: Sequence[Span], k: int,
 def systems(store: Path) -> dict[str, Memory]:
     from m3kit.memory import RagMemory
     from m3kit.memory.egorag import EgoRagMemory
+    from m3kit.memory.retrieval.config import (
+        BM25_SEARCH,
+        DENSE_SEARCH,
+        FUSED_SEARCH,
+        RetrievalConfig,
+    )
     from m3kit.memory.videorag import VideoRagMemory
     from m3kit.perception import MiniLMEmbedder
 
@@ -87,16 +93,17 @@ def systems(store: Path) -> dict[str, Memory]:
     embedder.embed(["warm up"])  # model loading is not index building
     plain = {"embedder": embedder, "k": DEPTH}
     return {
-        "bm25": RagMemory(retrieval="lexical", rewriting=False, **plain),
-        "dense": RagMemory(retrieval="dense", rewriting=False, **plain),
-        "hybrid": RagMemory(retrieval="hybrid", views=False, rewriting=False, **plain),
-        "hybrid+views": RagMemory(retrieval="hybrid", rewriting=False, **plain),
+        "bm25": RagMemory(retrieval=BM25_SEARCH, **plain),
+        "dense": RagMemory(retrieval=DENSE_SEARCH, **plain),
+        "hybrid": RagMemory(retrieval=FUSED_SEARCH, **plain),
+        "hybrid+views": RagMemory(retrieval=RetrievalConfig(rewriting=False), **plain),
         "rag": RagMemory(**plain),
         "videorag": VideoRagMemory(embedder=embedder, store=store),
-        "videorag (dense)": VideoRagMemory(embedder=embedder, store=store, retrieval="dense"),
+        "videorag (dense)": VideoRagMemory.from_settings(embedder=embedder, store=store,
+                                                         retrieval="dense"),
         "egorag": EgoRagMemory(embedder=embedder, k=DEPTH, store=store),
-        "egorag (dense)": EgoRagMemory(embedder=embedder, k=DEPTH, store=store,
-                                       retrieval="dense"),
+        "egorag (dense)": EgoRagMemory.from_settings(embedder=embedder, k=DEPTH, store=store,
+                                                     retrieval="dense"),
     }
 
 
@@ -126,7 +133,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     assert data.root is not None
     frames = FrameStore(cache_dir() / "frames")
     policy = FramePolicy(policy="fps", fps=args.fps, n=1)
-    streams = {subject: person_events(frames, data.root, sessions, policy)[0]
+    streams = {subject: person_events(frames, data.root, sessions, policy)
                for subject, sessions in data.sessions.items()}
     asked = questions_with_spans(data, set(streams))
     with tempfile.TemporaryDirectory(prefix="longvideo-recall-") as store:

@@ -89,39 +89,43 @@ def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: 
             ) -> dict[str, Any]:
     from m3kit.memory import HierarchicalMemory, RagMemory
     from m3kit.memory.proctor import ProctorMemory
+    from m3kit.memory.retrieval.config import (
+        BM25_SEARCH,
+        DENSE_SEARCH,
+        FUSED_SEARCH,
+        RetrievalConfig,
+    )
     from m3kit.memory.retrieval.maxsim import MaxSimReranker
 
     plain = {"embedder": embedder, "k": DEPTH, "reader": reader, "ocr": reader is not None}
     out: dict[str, Any] = {
-        "bm25": RagMemory(retrieval="lexical", rewriting=False, **plain),
-        "dense": RagMemory(retrieval="dense", rewriting=False, **plain),
-        "hybrid": RagMemory(retrieval="hybrid", views=False, rewriting=False, **plain),
-        "hybrid+views": RagMemory(retrieval="hybrid", rewriting=False, **plain),
+        "bm25": RagMemory(retrieval=BM25_SEARCH, **plain),
+        "dense": RagMemory(retrieval=DENSE_SEARCH, **plain),
+        "hybrid": RagMemory(retrieval=FUSED_SEARCH, **plain),
+        "hybrid+views": RagMemory(retrieval=RetrievalConfig(rewriting=False), **plain),
     }
     # One MaxSim reranker per variant for both rows: its cache of item token embeddings is
     # shared; ``maxsim`` is fused with the first stage, ``maxsim-pure`` is MaxSim alone.
     maxsim = {"maxsim": MaxSimReranker(embedder.inner),
               "maxsim-pure": MaxSimReranker(embedder.inner, fuse=False)}
     for name, reranker in maxsim.items():
-        out[f"hybrid+{name}"] = RagMemory(retrieval="hybrid", views=False, rewriting=False,
-                                          reranker=reranker, rerank_depth=rerank_depth,
-                                          **plain)
+        out[f"hybrid+{name}"] = RagMemory(retrieval=RetrievalConfig(
+            views=False, rewriting=False, reranker=reranker, rerank_depth=rerank_depth), **plain)
     if rerank_model:
-        out["hybrid+rerank"] = RagMemory(retrieval="hybrid", views=False, rewriting=False,
-                                         reranker=rerank_model, rerank_depth=rerank_depth,
-                                         **plain)
+        out["hybrid+rerank"] = RagMemory(retrieval=RetrievalConfig(
+            views=False, rewriting=False, reranker=rerank_model, rerank_depth=rerank_depth),
+            **plain)
     out |= {
         "rag": RagMemory(**plain),
-        **{f"rag+{name}": RagMemory(reranker=reranker, rerank_depth=rerank_depth, **plain)
+        **{f"rag+{name}": RagMemory(retrieval=RetrievalConfig(
+            reranker=reranker, rerank_depth=rerank_depth), **plain)
            for name, reranker in maxsim.items()},
         "hierarchical": HierarchicalMemory(embedder=embedder, k=DEPTH),
         "hierarchical (filter)": HierarchicalMemory(embedder=embedder, k=DEPTH,
-                                                    routing="filter", retrieval="dense",
-                                                    rewriting=False),
+                                                    routing="filter", retrieval=DENSE_SEARCH),
         "proctor": ProctorMemory(embedder=embedder, reader=reader, ocr=reader is not None),
         "proctor (dense)": ProctorMemory(embedder=embedder, reader=reader,
-                                         ocr=reader is not None, retrieval="dense",
-                                         rewriting=False),
+                                         ocr=reader is not None, retrieval=DENSE_SEARCH),
     }
     return out
 
@@ -232,15 +236,16 @@ async def answer_costs(data: Any, questions: Sequence[Any], per_type: int, embed
     from m3kit.benchmarks.m3exam.stream import conversation_stream
     from m3kit.memory import RagMemory
     from m3kit.memory.proctor import ProctorMemory
+    from m3kit.memory.retrieval.config import DENSE_SEARCH
 
     ocr = reader is not None
     memories = {
         "rag": RagMemory(embedder=embedder, reader=reader, ocr=ocr, k=DEPTH),
         "rag (dense)": RagMemory(embedder=embedder, reader=reader, ocr=ocr, k=DEPTH,
-                                 retrieval="dense", rewriting=False),
+                                 retrieval=DENSE_SEARCH),
         "proctor": ProctorMemory(embedder=embedder, reader=reader, ocr=ocr, bias="lexical"),
         "proctor (dense)": ProctorMemory(embedder=embedder, reader=reader, ocr=ocr,
-                                         bias="lexical", retrieval="dense", rewriting=False),
+                                         bias="lexical", retrieval=DENSE_SEARCH),
     }
     by_type: dict[str, list[Any]] = defaultdict(list)
     for q in questions:

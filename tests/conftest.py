@@ -37,7 +37,7 @@ def _register_fakeserver() -> None:
 _register_fakeserver()
 
 # importable once registered
-from fakeserver import ScriptedServer
+from fakeserver import ScriptedServer  # noqa: E402 (only after the registration above)
 
 # Tests never read or fill the user's caches (frames, OCR, suites): one fresh cache per session.
 # Each process (xdist's workers too) removes its own at exit: a suite run leaves no folder behind.

@@ -14,6 +14,7 @@ Standard library only; every request is recorded so a test can count retries.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -242,10 +243,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
 
         def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None
                   ) -> None:
@@ -303,10 +302,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._json(504, {"error": {"message": "hung"}})
             elif outcome == "down":
                 self.close_connection = True
-                try:
+                with contextlib.suppress(OSError):
                     self.connection.shutdown(2)
-                except OSError:
-                    pass
             else:
                 if server.delay_s:
                     time.sleep(server.delay_s)

@@ -60,6 +60,9 @@ UNKNOWN_BELOW: dict[str, frozenset[str]] = {
 }
 BENCHMARKS = "m3kit.benchmarks"
 ROOT = "m3kit"
+# ``memory``'s two floors: the retrieval parts under the memories that compose them.
+MEMORY = "m3kit.memory"
+RETRIEVAL = "m3kit.memory.retrieval"
 # Third-party packages the three lowest layers must import without.
 HEAVY = ("inspect_ai", "torch", "transformers")
 
@@ -259,6 +262,86 @@ def test_every_import_follows_the_layer_table() -> None:
     )
 
 
+def floor_violations(source: str, module: str, path: str, *, is_package: bool = False,
+                     known: frozenset[str] = frozenset()) -> list[str]:
+    """Each import by a module of the retrieval floor (``m3kit.memory.retrieval``) of a module
+    of ``m3kit.memory`` outside it: ``memory/`` has two floors, the memories over the retrieval
+    parts they compose, and the parts never reach up to a memory."""
+    if not _inside(module, RETRIEVAL):
+        return []
+    return [f"{path}:{line} imports {imported} (the retrieval floor may not import the "
+            "memories above it)"
+            for line, imported in imports_of(source, module, is_package, known)
+            if _inside(imported, MEMORY) and not _inside(imported, RETRIEVAL)]
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Each module of ``package`` and the modules of ``package`` it imports (every import, as
+    ``imports_of`` counts them)."""
+    files = sorted(PACKAGE_DIR.rglob("*.py"))
+    known = frozenset(module_name(f) for f in files)
+    graph: dict[str, set[str]] = {}
+    for file in files:
+        module = module_name(file)
+        if _inside(module, package):
+            graph[module] = {imported for _, imported in imports_of(
+                file.read_text(encoding="utf-8"), module, file.name == "__init__.py", known)
+                if _inside(imported, package) and imported != module}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: each set of modules that import one another, directly
+    or through each other (a strongly connected component of more than one module), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(out)
+
+
+def test_retrieval_floor_imports_no_memory_above_it() -> None:
+    files = sorted(PACKAGE_DIR.rglob("*.py"))
+    known = frozenset(module_name(f) for f in files)
+    found = [v for f in files for v in floor_violations(
+        f.read_text(encoding="utf-8"), module_name(f), f.relative_to(SRC.parent).as_posix(),
+        is_package=f.name == "__init__.py", known=known)]
+    assert not found, "\n".join(found)
+
+
+def test_memory_modules_import_no_circle() -> None:
+    graph = import_graph(MEMORY)
+    assert f"{RETRIEVAL}.rerankers" in graph  # the graph is read, not empty
+    assert import_cycles(graph) == []
+
+
 def test_lowest_layers_import_without_inspect_torch_or_models() -> None:
     code = (
         "import sys, m3kit.schema, m3kit.metrics, m3kit.media\n"
@@ -290,7 +373,8 @@ def _check(source: str, module: str, **kwargs: object) -> list[str]:
 
 def test_checker_reports_a_forbidden_import() -> None:
     assert _check("from m3kit.report import build\n", "m3kit.schema.x") == [
-        "src/m3kit/schema/x.py:1 imports m3kit.report.build (layer schema may not import layer report)"
+        ("src/m3kit/schema/x.py:1 imports m3kit.report.build "
+         "(layer schema may not import layer report)")
     ]  # fmt: skip
 
 
@@ -305,9 +389,12 @@ def test_checker_counts_deferred_type_checking_and_importlib_imports() -> None:
         "    return importlib.import_module('m3kit.cli.main')\n"
     )
     assert _check(source, "m3kit.harness.run") == [
-        "src/m3kit/harness/run.py:4 imports m3kit.registry (layer harness may not import layer cli)",
-        "src/m3kit/harness/run.py:6 imports m3kit.report (layer harness may not import layer report)",
-        "src/m3kit/harness/run.py:7 imports m3kit.cli.main (layer harness may not import layer cli)",
+        ("src/m3kit/harness/run.py:4 imports m3kit.registry "
+         "(layer harness may not import layer cli)"),
+        ("src/m3kit/harness/run.py:6 imports m3kit.report "
+         "(layer harness may not import layer report)"),
+        ("src/m3kit/harness/run.py:7 imports m3kit.cli.main "
+         "(layer harness may not import layer cli)"),
     ]  # fmt: skip
 
 
@@ -319,15 +406,17 @@ def test_checker_reads_declaration_refs_as_imports() -> None:
         "_CLI = 'm3kit.cli'\n"
         "BENCHMARK = Benchmark(\n"
         "    task_module=f'{_HERE}.task',\n"
-        "    score_text=Ref(f'{_HERE}.score:score_text'),\n"
-        "    score_command=Ref('m3kit.cli.score_m3eval:score_m3eval'),\n"
-        "    summary_rows=Ref(target=f'{_CLI}.eval:rows'),\n"
+        "    scoring=Ref(f'{_HERE}.score:SCORING'),\n"
+        "    reporting=Ref('m3kit.cli.score_m3eval:REPORTING'),\n"
+        "    components=(Ref(target=f'{_CLI}.eval:rows'),),\n"
         "    other=Ref('m3kit.benchmarks.m3exam.score:f'),\n"
         ")\n"
     )
     assert _check(source, "m3kit.benchmarks.m3eval", is_package=True) == [
-        "src/m3kit/benchmarks/m3eval.py:7 imports m3kit.cli.score_m3eval (layer benchmarks may not import layer cli)",
-        "src/m3kit/benchmarks/m3eval.py:8 imports m3kit.cli.eval (layer benchmarks may not import layer cli)",
+        ("src/m3kit/benchmarks/m3eval.py:7 imports m3kit.cli.score_m3eval "
+         "(layer benchmarks may not import layer cli)"),
+        ("src/m3kit/benchmarks/m3eval.py:8 imports m3kit.cli.eval "
+         "(layer benchmarks may not import layer cli)"),
         ("src/m3kit/benchmarks/m3eval.py:9 imports m3kit.benchmarks.m3exam.score "
          "(benchmark m3eval may not import benchmark m3exam)"),
     ]  # fmt: skip
@@ -341,7 +430,8 @@ def test_checker_resolves_relative_imports() -> None:
     # from m3kit/schema/x.py, "..report" is m3kit.report and ".io" is m3kit.schema.io
     source = "from ..report import build\nfrom .io import read\nfrom . import io\n"
     assert _check(source, "m3kit.schema.x") == [
-        "src/m3kit/schema/x.py:1 imports m3kit.report.build (layer schema may not import layer report)"
+        ("src/m3kit/schema/x.py:1 imports m3kit.report.build "
+         "(layer schema may not import layer report)")
     ]  # fmt: skip
 
 
@@ -360,7 +450,8 @@ def test_checker_allows_lower_layers_and_keeps_benchmarks_apart() -> None:
 
 def test_checker_applies_knows_nothing_of() -> None:
     assert _check("from m3kit.harness.run import x\n", "m3kit.report.build") == [
-        "src/m3kit/report/build.py:1 imports m3kit.harness.run (layer report may not import layer harness)"
+        ("src/m3kit/report/build.py:1 imports m3kit.harness.run "
+         "(layer report may not import layer harness)")
     ]  # fmt: skip
     assert _check("from m3kit.benchmarks.m3exam import score\n", "m3kit.report.build") == []
 
@@ -371,10 +462,35 @@ def test_checker_refuses_a_module_outside_the_table() -> None:
     ]
 
 
+def test_checker_reports_the_retrieval_floor_reaching_up() -> None:
+    source = ("from m3kit.memory.base import Memory\nfrom m3kit.memory import registry\n"
+              "from m3kit.memory.retrieval.index import Hit\nfrom .. import base\n"
+              "from . import rerank\nfrom m3kit.schema import io\n")
+    known = frozenset({"m3kit.memory.base", "m3kit.memory.registry",
+                       "m3kit.memory.retrieval.index", "m3kit.memory.retrieval.rerank"})
+    path = "src/m3kit/memory/retrieval/x.py"
+    found = floor_violations(source, "m3kit.memory.retrieval.x", path, known=known)
+    assert found == [
+        f"{path}:{line} imports {module} (the retrieval floor may not import the memories "
+        "above it)"
+        for line, module in ((1, "m3kit.memory.base"), (2, "m3kit.memory.registry"),
+                             (4, "m3kit.memory.base"))]
+    # a memory may import the floor; the floor's own imports are fine
+    assert floor_violations(source, "m3kit.memory.rag", "src/m3kit/memory/rag.py",
+                            known=known) == []
+
+
+def test_cycle_finder_reports_each_circle_once() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"d"}, "f": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert import_cycles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
 @pytest.mark.parametrize(
     ("module", "layer"),
     [("m3kit", "floor"), ("m3kit.files", "floor"), ("m3kit.schema.io", "schema"),
-     ("m3kit.registry", "cli"), ("m3kit.__main__", "cli"), ("m3kit.benchmarks.m3eval", "benchmarks")],
+     ("m3kit.registry", "cli"), ("m3kit.__main__", "cli"),
+     ("m3kit.benchmarks.m3eval", "benchmarks")],
 )  # fmt: skip
 def test_layer_of(module: str, layer: str) -> None:
     found = layer_of(module)

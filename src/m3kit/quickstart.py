@@ -94,7 +94,7 @@ def run_quickstart(
                                frames=frames, limit=limit, progress=report)
     runs = {memory: [read_run(log) for log in memory_logs]
             for memory, memory_logs in logs_by_memory.items()}
-    sections = m3eval_sections(runs)
+    sections = suite_sections(runs)
     logs = [log.location for memory_logs in logs_by_memory.values() for log in memory_logs]
     # further benchmarks' parts: one call each
     from m3kit.benchmarks.supermemory.quickstart import quickstart_section
@@ -117,25 +117,26 @@ def run_quickstart(
 def _evaluate(suite: Path, log_dir: Path, *, model: str, memories: Sequence[str], frames: int,
               limit: int | None, progress: Progress) -> dict[str, list[EvalLog]]:
     """Run every task with each memory; the logs by memory (``none``: direct)."""
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
 
     steps = [(memory, task) for memory in memories for task in TASKS]
     logs: dict[str, list[EvalLog]] = {}
     for done, (memory, task) in enumerate(steps):
         progress(f"eval: {task} ({memory})", done, len(steps))
-        log = run_eval(
+        log = run_benchmark_task(
             task, model, memory=None if memory == "none" else memory,
             task_args={"suite": str(suite),
-                       **({} if task == "synth_nback" else {"frames": frames})},
+                                 **({} if task == "synth_nback" else {"frames": frames})},
             limit=limit, log_dir=log_dir,
         )
         logs.setdefault(memory, []).append(log)
     return logs
 
 
-def m3eval_sections(runs: Mapping[str, Sequence[LoggedRun]]) -> list[ReportSection]:
-    """The M3Eval part from the runs by memory (``none``: direct): the headline (accuracy by
-    evidence, the reading, the memory comparison), then the breakdowns with their notes."""
+def suite_sections(runs: Mapping[str, Sequence[LoggedRun]]) -> list[ReportSection]:
+    """The synthetic suite's part from the runs by memory (``none``: direct): the headline
+    (accuracy by evidence, the reading, the memory comparison), then the breakdowns with their
+    notes."""
     rows: list[SampleRow] = [row for memory_runs in runs.values() for run in memory_runs
                              for row in rows_from_run(run)]
     headline = ReportSection(

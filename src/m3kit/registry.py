@@ -29,7 +29,7 @@ def _registered() -> dict[str, Any]:
 
 _REGISTERED = _registered()
 globals().update(_REGISTERED)
-__all__ = sorted(_REGISTERED)  # noqa: PLE0605
+__all__ = sorted(_REGISTERED)  # computed: the names inspect finds are the declared ones
 
 # m3kit's model providers (``m3kit/builtin``, ``m3kit/hf``) register themselves on import
 # (``@modelapi``).

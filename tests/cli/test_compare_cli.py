@@ -21,7 +21,7 @@ def builtin_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Three runs of ``synth_nback`` by ``m3kit/builtin``, each in its own folder: the first 6
     questions with frames (``frames=0`` keeps the builtin model off OCR, so it runs in
     seconds), the same 6 blind, and the first 2 only."""
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
     from m3kit.synth import SuiteConfig, build_suite
 
     root = tmp_path_factory.mktemp("compare_e2e")
@@ -31,8 +31,8 @@ def builtin_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     args = {"suite": str(suite.root), "frames": 0}
     runs = {"full": (args, 6), "blind": ({**args, "blind": True}, 6), "two": (args, 2)}
     for name, (task_args, limit) in runs.items():
-        run_eval("synth_nback", "m3kit/builtin", task_args=task_args, limit=limit,
-                 log_dir=root / name, cache=False)
+        run_benchmark_task("synth_nback", "m3kit/builtin", task_args=task_args, limit=limit,
+                           log_dir=root / name, cache=False)
     return {name: root / name for name in runs}
 
 
@@ -275,14 +275,15 @@ def two_benchmarks(builtin_runs: dict[str, Path], two_systems: dict[str, Any],
     put beside the M3Eval runs: ``a`` (the full and blind M3Eval runs + it), ``b`` (the full
     run with one answer flipped, the blind run + it), ``short`` (M3Eval's first 2 questions +
     it), ``m3eval`` (the full M3Eval run only), ``supermemory`` (it only)."""
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
     from m3kit.synth.ego import EgoSuiteConfig, build_ego_suite
 
     root = tmp_path_factory.mktemp("two_benchmarks")
     suite = build_ego_suite(root / "ego", EgoSuiteConfig(
         seed=0, persons=1, sessions=2, segments=8, answerable_per_skill=1, unanswerable=2))
-    run_eval("supermemory", "m3kit/builtin", task_args={"data": str(suite.root), "blind": True},
-             log_dir=root / "sm", cache=False)
+    run_benchmark_task("supermemory", "m3kit/builtin",
+                       task_args={"data": str(suite.root), "blind": True},
+                       log_dir=root / "sm", cache=False)
     flipped = two_systems["b"].parent / "flipped"
     return {
         "a": _folder(root / "a", builtin_runs["full"], builtin_runs["blind"], root / "sm"),

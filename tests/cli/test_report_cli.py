@@ -18,7 +18,7 @@ def synth_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of real eval logs: interference with both repetition probes, N-back, and a
     blind N-back run, each on a tiny synthetic suite. ``frames=0`` keeps the builtin model off
     OCR (seconds instead of a minute on a shared CPU); the report reads logs, not pixels."""
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
     from m3kit.synth import SuiteConfig, build_suite
 
     root = tmp_path_factory.mktemp("report_e2e")
@@ -31,10 +31,10 @@ def synth_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     logs = root / "logs"
     common = {"log_dir": logs, "cache": False}
     args = {"suite": str(suite.root), "frames": 0}
-    run_eval("synth_interference", "m3kit/builtin", task_args=args, **common)
-    run_eval("synth_nback", "m3kit/builtin", task_args=args, limit=4, **common)
-    run_eval("synth_nback", "m3kit/builtin", limit=4, task_args={**args, "blind": True},
-             **common)
+    run_benchmark_task("synth_interference", "m3kit/builtin", task_args=args, **common)
+    run_benchmark_task("synth_nback", "m3kit/builtin", task_args=args, limit=4, **common)
+    run_benchmark_task("synth_nback", "m3kit/builtin", limit=4, task_args={**args, "blind": True},
+                       **common)
     return logs
 
 

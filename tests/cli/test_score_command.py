@@ -13,8 +13,9 @@ import typer
 from typer.testing import CliRunner
 
 from m3kit.benchmarks import Benchmark, Ref, ScoreCommand, ScoreOption
+from m3kit.benchmarks.protocol import BenchmarkReporting, BenchmarkScoring
 from m3kit.cli.score import build_score_command
-from m3kit.schema import NothingToScoreError, PredictionsCard, SkippedRecord
+from m3kit.schema import NothingToScoreError, PredictionsCard, ScoreItem, SkippedRecord
 from m3kit.schema.report import Table
 
 
@@ -55,9 +56,10 @@ def _unused(*_: Any) -> Any:
 
 ECHO = Benchmark(
     name="echo", title="Echo", tasks=("echo",), task_module="echo.task", scorer="echo",
-    score_item=Given("-", _unused), score_predictions=Given("-", echo_score),
-    scores_from_log=Given("-", _unused), summary_rows=Given("-", _unused),
-    report_sections=Given("-", _unused), system_label=Given("-", _unused),
+    scoring=Given("-", BenchmarkScoring(item=ScoreItem, score_predictions=echo_score,
+                                        scores_from_log=_unused, score_text=echo_text,
+                                        summary_rows=_unused)),
+    reporting=Given("-", BenchmarkReporting(sections=_unused, system_label=_unused)),
     score_command=ScoreCommand(
         verb="echo", help="Echo the options.", data_help="Data.", predictions_help="Predictions.",
         options=(
@@ -69,7 +71,6 @@ ECHO = Benchmark(
             ScoreOption("review", ("--review",), type=Path, help="An optional path."),
         ),
     ),
-    score_text=Given("-", echo_text),
 )
 
 

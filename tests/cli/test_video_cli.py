@@ -26,7 +26,8 @@ def test_info_table(pancake, capsys):
 
 def test_frames_uniform_writes_images_and_manifest(pancake, tmp_path, capsys):
     out = tmp_path / "frames"
-    assert main(["video", "frames", str(pancake), "--n", "8", "--policy", "uniform", "--out", str(out)]) == 0
+    assert main(["video", "frames", str(pancake), "--n", "8", "--policy", "uniform",
+                 "--out", str(out)]) == 0
     manifest = json.loads((out / "frames.json").read_text())
     # round(linspace(0, 309, 8)) = 0, 44, 88, 132, 177, 221, 265, 309
     assert [row["index"] for row in manifest["frames"]] == [0, 44, 88, 132, 177, 221, 265, 309]
@@ -49,7 +50,8 @@ def test_frames_fps_policy_with_span_and_store(pancake, tmp_path):
 
 def test_frames_uniform_inner(pancake, tmp_path):
     out = tmp_path / "inner"
-    assert main(["video", "frames", str(pancake), "--n", "4", "--policy", "uniform_inner", "--out", str(out)]) == 0
+    assert main(["video", "frames", str(pancake), "--n", "4", "--policy", "uniform_inner",
+                 "--out", str(out)]) == 0
     rows = json.loads((out / "frames.json").read_text())["frames"]
     assert [r["index"] for r in rows] == [62, 124, 186, 248]  # int(i * 310 / 5)
 
@@ -64,7 +66,8 @@ def test_frames_uniform_inner(pancake, tmp_path):
         (["video", "frames", "{pancake}", "--n", "0", "--out", "{tmp}/o"], "positive"),
         (["video", "frames", "{pancake}", "--n", "-4", "--out", "{tmp}/o"], "positive"),
         (["video", "frames", "{pancake}", "--span", "50", "60", "--out", "{tmp}/o"], "span"),
-        (["video", "frames", "{pancake}", "--policy", "random", "--out", "{tmp}/o"], "unknown policy"),
+        (["video", "frames", "{pancake}", "--policy", "random", "--out", "{tmp}/o"],
+         "unknown policy"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, reason, pancake, tmp_path, capsys):

@@ -34,9 +34,9 @@ def run_and_kill(tmp_path: Path, server: Any, model: str, task_args: dict[str, A
     log under ``log_dir``."""
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
-        from m3kit.benchmarks import run_eval
-        run_eval("synth_interference", {model!r}, task_args={task_args!r},
-                 log_dir={str(log_dir)!r}, max_connections=1, cache=False)
+        from m3kit.benchmarks import run_benchmark_task
+        run_benchmark_task("synth_interference", {model!r}, task_args={task_args!r},
+                           log_dir={str(log_dir)!r}, max_connections=1, cache=False)
     """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)

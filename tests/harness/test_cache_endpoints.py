@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.task import m3eval_task
 
 ANSWER_A = "The final answer is A"
@@ -39,7 +39,7 @@ def test_a_run_against_b_after_a_run_against_a_asks_b(
 
     def run(server):
         model = point(monkeypatch, server, secret)
-        log = run_eval(task, model, log_dir=tmp_path / "logs", max_retries=1)
+        log = run_benchmark_task(task, model, log_dir=tmp_path / "logs", max_retries=1)
         assert log.status == "success"
         return sorted(s.output.completion for s in log.samples)
 
@@ -56,8 +56,8 @@ def test_the_cache_holds_no_key(tmp_path, monkeypatch, scripted, secret, questio
                                 isolated_dirs):
     server = scripted(api_key=secret)
     model = _point_openai(monkeypatch, server, secret)
-    log = run_eval(m3eval_task(questions[:2], name="keyless", frames=0), model,
-                   log_dir=tmp_path / "logs", max_retries=1)
+    log = run_benchmark_task(m3eval_task(questions[:2], name="keyless", frames=0), model,
+                             log_dir=tmp_path / "logs", max_retries=1)
     assert log.status == "success" and len(server.records) == 2
     written = [p for p in (isolated_dirs / "inspect-cache").rglob("*") if p.is_file()]
     assert written  # the two answers were cached...

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from m3kit.benchmarks.m3eval.scorer import score_answer
+from m3kit.benchmarks.m3eval.item import score_answer
 from m3kit.harness.cache import response_cache, stable_hash
 from m3kit.models.redact import one_line, redact
 

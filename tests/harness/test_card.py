@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.load import media_files
 from m3kit.benchmarks.m3eval.prompt import prompt_template
 from m3kit.benchmarks.m3eval.score import scoring_rules
@@ -46,10 +46,10 @@ def suite_fingerprint(suite: Path) -> str | None:
 def logged(suite_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("OPENAI_API_KEY", ENV_SECRET)
-        return run_eval("synth_interference", "m3kit/builtin",
-                        task_args={"suite": str(suite_dir), "frames": 4, "max_side": 64},
-                        model_args={"api_key": SECRET, "yes_threshold": 0.5},
-                        log_dir=tmp_path_factory.mktemp("logs"), limit=2)
+        return run_benchmark_task("synth_interference", "m3kit/builtin",
+                                  task_args={"suite": str(suite_dir), "frames": 4, "max_side": 64},
+                                  model_args={"api_key": SECRET, "yes_threshold": 0.5},
+                                  log_dir=tmp_path_factory.mktemp("logs"), limit=2)
 
 
 def test_the_card_of_a_real_run(logged, suite_dir: Path) -> None:
@@ -119,9 +119,9 @@ def test_the_summary_line_and_the_report_table(logged, suite_dir: Path, tmp_path
 
 
 def test_a_blind_run_records_no_frames(suite_dir: Path, tmp_path: Path) -> None:
-    log = run_eval("synth_interference", "m3kit/builtin",
-                   task_args={"suite": str(suite_dir), "blind": True}, log_dir=tmp_path,
-                   limit=1)
+    log = run_benchmark_task("synth_interference", "m3kit/builtin",
+                             task_args={"suite": str(suite_dir), "blind": True}, log_dir=tmp_path,
+                             limit=1)
     card = read_run(log).card
     assert card is not None and card.blind
     assert card.frames == FramePolicyCard(policy="none", count=0)

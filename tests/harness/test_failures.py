@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.task import m3eval_task
 from m3kit.cli.main import main
 from m3kit.harness.failures import (
@@ -26,7 +26,7 @@ def test_max_retries_counts_requests_in_total(tmp_path, scripted, serve, questio
     server = scripted(faults={q.id: ALWAYS_500 for q in questions[:2]})
     model = serve("always500", server)
     task = m3eval_task(questions[:2], name="always500", frames=0, cache=False)
-    log = run_eval(task, model, log_dir=tmp_path / "logs", max_retries=attempts)
+    log = run_benchmark_task(task, model, log_dir=tmp_path / "logs", max_retries=attempts)
 
     assert Counter(r.key for r in server.records) == {"q0": attempts, "q1": attempts}
     count = count_failures(log)
@@ -41,8 +41,8 @@ def test_max_retries_below_one_is_refused(tmp_path, scripted, serve, questions):
 
     model = serve("never", scripted())
     with pytest.raises(M3kitError, match="at least 1"):
-        run_eval(m3eval_task(questions[:1], name="never", frames=0), model,
-                 log_dir=tmp_path / "logs", max_retries=0)
+        run_benchmark_task(m3eval_task(questions[:1], name="never", frames=0), model,
+                           log_dir=tmp_path / "logs", max_retries=0)
 
 
 def _eval(suite_dir, model, log_dir, *options: str) -> list[str]:

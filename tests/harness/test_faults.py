@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.score import result_rows, sample_results
 from m3kit.benchmarks.m3eval.task import m3eval_task
 from m3kit.report.logs import read_samples
@@ -37,8 +37,8 @@ def test_faults_are_retried_then_failed_and_counted(
     task = m3eval_task(questions, name="faults", frames=2, cache=False)
     # two attempts in total per call (the OpenAI SDK's own retries are off).
     # The attempt timeout leaves room for the first call's imports in this process.
-    log = run_eval(task, model, log_dir=tmp_path / "logs",
-                   max_connections=8, max_retries=2, attempt_timeout=3)
+    log = run_benchmark_task(task, model, log_dir=tmp_path / "logs",
+                             max_connections=8, max_retries=2, attempt_timeout=3)
 
     assert log.status == "success"
     outcomes = Counter((r.key, r.outcome) for r in server.records)
@@ -82,7 +82,7 @@ def test_frame_paths_in_metadata_and_no_images_in_log(
     server = scripted()
     model = serve("small", server)
     task = m3eval_task(questions[:2], name="small", frames=4)
-    log = run_eval(task, model, log_dir=tmp_path / "logs")
+    log = run_benchmark_task(task, model, log_dir=tmp_path / "logs")
     assert log.status == "success"
     for sample in log.samples:
         record = sample.metadata["m3kit"]
@@ -98,14 +98,15 @@ def test_response_cache_is_scoped_and_on_by_default(tmp_path, scripted, serve, q
     server = scripted()
     model = serve("cached", server)
     qs = questions[:2]
-    run_eval(m3eval_task(qs, name="c", frames=1), model, log_dir=tmp_path / "logs")
+    run_benchmark_task(m3eval_task(qs, name="c", frames=1), model, log_dir=tmp_path / "logs")
     assert len(server.records) == 2
-    run_eval(m3eval_task(qs, name="c", frames=1), model, log_dir=tmp_path / "logs")
+    run_benchmark_task(m3eval_task(qs, name="c", frames=1), model, log_dir=tmp_path / "logs")
     assert len(server.records) == 2  # answered from the cache
     # other model arguments: a different cache scope, so the model is asked again
-    run_eval(m3eval_task(qs, name="c", frames=1), model, model_args={"organization": "org-b"},
-             log_dir=tmp_path / "logs")
+    run_benchmark_task(m3eval_task(qs, name="c", frames=1), model,
+                       model_args={"organization": "org-b"}, log_dir=tmp_path / "logs")
     assert len(server.records) == 4
     # cache off: always asked
-    run_eval(m3eval_task(qs, name="c", frames=1, cache=False), model, log_dir=tmp_path / "logs")
+    run_benchmark_task(m3eval_task(qs, name="c", frames=1, cache=False), model,
+                       log_dir=tmp_path / "logs")
     assert len(server.records) == 6

@@ -13,8 +13,8 @@ from m3kit.errors import SamplingError
 from m3kit.harness.frames import (
     FramePolicy,
     clip_spans,
-    image_content,
     select_frames,
+    selected_frame_images,
 )
 from m3kit.media.generate import read_frame_code
 from m3kit.media.store import FrameStore
@@ -63,10 +63,10 @@ def test_relative_paths_resolve_against_the_root(tmp_path, make_q, probe_video):
     assert probe_video.name in str(info.value)
 
 
-def test_image_content_is_inline_jpeg(tmp_path, make_q, probe_video):
+def test_selected_frame_images_are_inline_jpeg(tmp_path, make_q, probe_video):
     store = FrameStore(tmp_path / "store")
     chosen = select_frames(store, make_q(1, probe_video), FramePolicy(n=2))
-    content = asyncio.run(image_content(chosen))
+    content = asyncio.run(selected_frame_images(chosen))
     assert len(content) == 2
     header, data = content[0].image.split(",", 1)
     assert header == "data:image/jpeg;base64"

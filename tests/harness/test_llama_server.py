@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.score import sample_results
 from m3kit.report.logs import read_samples
 
@@ -80,7 +80,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_openai_compatible_path_end_to_end(tmp_path, monkeypatch, llama_server, suite_dir):
     monkeypatch.setenv("LLAMACPP_BASE_URL", llama_server)
     monkeypatch.setenv("LLAMACPP_API_KEY", "not-needed-by-llama-cpp")
-    log = run_eval(
+    log = run_benchmark_task(
         "synth_interference", "openai-api/llamacpp/smollm2",
         task_args={"suite": str(suite_dir), "frames": 0}, limit=2,
         log_dir=tmp_path / "logs", max_connections=1, max_retries=1,

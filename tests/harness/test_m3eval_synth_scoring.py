@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.score import score_outputs, scores_from_log
 from m3kit.benchmarks.m3eval.task import load_suite_questions
 from m3kit.report.logs import read_samples
@@ -30,9 +30,9 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("paradigm", ["divided_attention", "interference"])
 def test_synth_blind_run_scores_in_the_paper_columns(suite_dir: Path, tmp_path: Path,
                                                      paradigm: str) -> None:
-    log = run_eval(f"synth_{paradigm}", "m3kit/builtin",
-                   task_args={"suite": str(suite_dir), "blind": True},
-                   log_dir=tmp_path / "logs")
+    log = run_benchmark_task(f"synth_{paradigm}", "m3kit/builtin",
+                             task_args={"suite": str(suite_dir), "blind": True},
+                             log_dir=tmp_path / "logs")
     assert log.status == "success"
     assert log.eval.metadata["m3kit_blind"] is True
     assert all(s.metadata["m3kit"]["frames"] == [] for s in log.samples)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.score import sample_results
 from m3kit.benchmarks.m3eval.task import m3eval_task
 from m3kit.memory.base import AnswerRequest, Memory, MemoryAnswer, MemoryEvent, MemoryItem
@@ -50,7 +50,7 @@ def test_memory_ingests_once_and_respects_time(tmp_path, scripted, serve, make_q
           make_q(2, probe_video)]
     memory = FrameListMemory()
     task = m3eval_task(qs, name="mem", memory=memory, frames=8)
-    log = run_eval(task, model, log_dir=tmp_path / "logs", max_connections=3)
+    log = run_benchmark_task(task, model, log_dir=tmp_path / "logs", max_connections=3)
 
     assert log.status == "success"
     assert memory.builds == [str(probe_video)]  # one key, one build, three questions

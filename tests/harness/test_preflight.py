@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.harness.run import PreflightError
 
 
@@ -32,7 +32,7 @@ def test_missing_api_key(tmp_path, scripted, serve):
     server = scripted()
     model = serve("nokey", server, key=None)
     with pytest.raises(PreflightError) as info:
-        run_eval("synth_nback", model, log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_nback", model, log_dir=tmp_path / "logs")
     text = _assert_one_line_without(info.value)
     assert "NOKEY_API_KEY" in text
     assert not (tmp_path / "logs").exists() and server.records == []
@@ -43,7 +43,7 @@ def test_unreachable_server_fails_fast(tmp_path, monkeypatch, secret):
     monkeypatch.setenv("GONE_API_KEY", secret)
     start = time.perf_counter()
     with pytest.raises(PreflightError) as info:
-        run_eval("synth_nback", "openai-api/gone/model", log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_nback", "openai-api/gone/model", log_dir=tmp_path / "logs")
     assert time.perf_counter() - start < 10
     text = _assert_one_line_without(info.value, secret)
     assert "cannot reach http://127.0.0.1" in text
@@ -55,7 +55,7 @@ def test_rejected_key(tmp_path, scripted, serve, secret):
     wrong = "sk-wrong-key-abcdef0123"
     model = serve("wrongkey", server, key=wrong)
     with pytest.raises(PreflightError) as info:
-        run_eval("synth_nback", model, log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_nback", model, log_dir=tmp_path / "logs")
     text = _assert_one_line_without(info.value, secret, wrong)
     assert "rejected the API key (HTTP 401)" in text
     assert server.records == []  # no chat request was made
@@ -73,7 +73,7 @@ def test_openai_unreachable_through_openai_base_url_fails_fast(tmp_path, monkeyp
     model = _point_openai(monkeypatch, f"http://127.0.0.1:{_closed_port()}/v1", secret)
     start = time.perf_counter()
     with pytest.raises(PreflightError) as info:
-        run_eval("synth_nback", model, log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_nback", model, log_dir=tmp_path / "logs")
     assert time.perf_counter() - start < 10
     text = _assert_one_line_without(info.value, secret)
     assert text.startswith("model openai/gpt-4o: cannot reach http://127.0.0.1:")
@@ -85,7 +85,7 @@ def test_openai_rejected_key_through_openai_base_url(tmp_path, monkeypatch, scri
     wrong = "sk-wrong-key-abcdef0123"
     model = _point_openai(monkeypatch, server.base_url, wrong)
     with pytest.raises(PreflightError) as info:
-        run_eval("synth_nback", model, log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_nback", model, log_dir=tmp_path / "logs")
     text = _assert_one_line_without(info.value, secret, wrong)
     assert text == (f"model openai/gpt-4o: {server.base_url} rejected the API key (HTTP 401)")
     assert server.records == [] and not (tmp_path / "logs").exists()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.harness.preflight import PreflightError, check_model
 from m3kit.harness.responses_api import responses_api_hint, responses_fix
 from m3kit.harness.sample_state import failure_reason
@@ -38,7 +38,7 @@ def test_a_server_without_the_route_is_refused_with_the_fix(tmp_path: Path, monk
     server = scripted()  # 404 on POST /v1/responses, as llama.cpp's server and older vLLM
     _point_openai(monkeypatch, server, secret)
     with pytest.raises(PreflightError) as info:
-        run_eval("synth_nback", "openai/smollm2", log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_nback", "openai/smollm2", log_dir=tmp_path / "logs")
     text = str(info.value)
     assert "\n" not in text and secret not in text
     assert text == (f"model openai/smollm2: inspect's openai/ provider sends its requests to "
@@ -104,8 +104,8 @@ def test_chat_completions_models_are_not_probed(tmp_path: Path, monkeypatch, scr
     _point_openai(monkeypatch, server, secret)
     check_model("openai/gpt-4o")
     assert server.responses_posts == 0
-    log = run_eval("synth_nback", "openai/smollm2", model_args={"responses_api": False},
-                   limit=2, log_dir=tmp_path / "logs", cache=False)
+    log = run_benchmark_task("synth_nback", "openai/smollm2", model_args={"responses_api": False},
+                             limit=2, log_dir=tmp_path / "logs", cache=False)
     assert server.responses_posts == 0
     assert log.samples is not None and len(log.samples) == 2
     assert all(not s.output.error for s in log.samples) and len(server.answered_keys()) == 2

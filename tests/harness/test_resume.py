@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.score import sample_results
 from m3kit.report.logs import read_samples
 from m3kit.schema import write_jsonl
@@ -29,8 +29,8 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     server.block_after = None  # the killed run's held request stays held and unrecorded
     seen = len(server.records)
     # the response cache off on both runs: a finished sample run again would reach the server
-    log = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
-                   max_connections=1, resume=True, cache=False)
+    log = run_benchmark_task("synth_interference", model, task_args=args, log_dir=log_dir,
+                             max_connections=1, resume=True, cache=False)
     resumed = [r.key for r in server.records[seen:]]
     assert sorted(resumed) == [f"q{i}" for i in range(DONE_BEFORE_KILL, N)]
     assert log.status == "success"
@@ -39,7 +39,7 @@ def test_resume_after_kill_redoes_nothing(tmp_path, scripted, serve, make_q, pro
     assert all(r.answer.status == "correct" for r in results)
 
     # resuming a finished run does nothing
-    again = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
-                     max_connections=1, resume=True, cache=False)
+    again = run_benchmark_task("synth_interference", model, task_args=args, log_dir=log_dir,
+                               max_connections=1, resume=True, cache=False)
     assert again.location == log.location  # a path, as the run that wrote it gave
     assert len(server.records) == seen + len(resumed)

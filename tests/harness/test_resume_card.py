@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.load import media_files
 from m3kit.benchmarks.m3eval.task import load_suite_with_skips
 from m3kit.harness.card import data_fingerprint
@@ -47,8 +47,8 @@ def test_a_resumed_run_carries_the_edited_question_files_fingerprint(
     assert new != old
     server.block_after = None
     with caplog.at_level(logging.WARNING, logger="m3kit.harness.run"):
-        log = run_eval("synth_interference", model, task_args=args, log_dir=log_dir,
-                       max_connections=1, resume=True, cache=False)
+        log = run_benchmark_task("synth_interference", model, task_args=args, log_dir=log_dir,
+                                 max_connections=1, resume=True, cache=False)
     # said at the resume: the finished samples were answered on the old data
     (said,) = [r.getMessage() for r in caplog.records if "the data changed" in r.getMessage()]
     assert f"fingerprint {old[:12]}, now {new[:12]}" in said

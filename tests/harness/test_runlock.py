@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.harness.run import RunLockedError, qualified_task_name
 from m3kit.harness.runlock import held_lock, live_locks, resume_lock, run_key
 
-# The key run_eval uses for ``m3kit eval synth_nback --model m3kit/builtin -T frames=0
+# The key run_benchmark_task uses for ``m3kit eval synth_nback --model m3kit/builtin -T frames=0
 # --limit 1``.
 KEY = run_key(qualified_task_name("synth_nback"), "m3kit/builtin", {"frames": 0}, 1)
 
@@ -39,8 +39,8 @@ def test_resume_refuses_a_live_run_and_ignores_a_dead_one(tmp_path):
         assert holder.stdout.readline().strip() == "held"
         assert [info.pid for _, info in live_locks(logs, KEY)] == [holder.pid]
         with pytest.raises(RunLockedError) as info:
-            run_eval("synth_nback", "m3kit/builtin", task_args={"frames": 0}, resume=True,
-                     log_dir=logs, limit=1)
+            run_benchmark_task("synth_nback", "m3kit/builtin", task_args={"frames": 0}, resume=True,
+                               log_dir=logs, limit=1)
         text = str(info.value)
         assert "\n" not in text and f"pid {holder.pid}" in text and "still going" in text
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.dataset import Sample
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.errors import M3kitError
 from m3kit.harness.stratify import NO_STRATUM, sample_stratum, stratified_ids
 from m3kit.schema import write_jsonl
@@ -63,12 +63,14 @@ def test_a_stratified_run_runs_the_chosen_samples(tmp_path: Path, probe_video: P
                  for q, t in zip(questions, ["near", "near", "near", "far", "far", "far"],
                                  strict=True)]
     write_jsonl(suite / "questions.jsonl", questions)
-    log = run_eval("synth_interference", "m3kit/builtin", limit=2, stratify=True,
-                   task_args={"suite": str(suite), "frames": 2}, log_dir=tmp_path / "logs")
+    log = run_benchmark_task("synth_interference", "m3kit/builtin", limit=2, stratify=True,
+                             task_args={"suite": str(suite), "frames": 2},
+                             log_dir=tmp_path / "logs")
     assert sorted(str(s.id) for s in log.samples) == ["q0", "q3"]  # one of each type
-    plain = run_eval("synth_interference", "m3kit/builtin", limit=2,
-                     task_args={"suite": str(suite), "frames": 2}, log_dir=tmp_path / "logs")
+    plain = run_benchmark_task("synth_interference", "m3kit/builtin", limit=2,
+                               task_args={"suite": str(suite), "frames": 2},
+                               log_dir=tmp_path / "logs")
     assert sorted(str(s.id) for s in plain.samples) == ["q0", "q1"]  # the first two
     with pytest.raises(M3kitError, match="needs --limit"):
-        run_eval("synth_interference", "m3kit/builtin", stratify=True,
-                 task_args={"suite": str(suite)}, log_dir=tmp_path / "logs")
+        run_benchmark_task("synth_interference", "m3kit/builtin", stratify=True,
+                           task_args={"suite": str(suite)}, log_dir=tmp_path / "logs")

@@ -7,7 +7,13 @@ import math
 
 import pytest
 
-from m3kit.benchmarks import UnknownTaskError, build_task, check_task_args, known_tasks, run_eval
+from m3kit.benchmarks import (
+    UnknownTaskError,
+    build_task,
+    check_task_args,
+    known_tasks,
+    run_benchmark_task,
+)
 from m3kit.cli.main import main
 from m3kit.harness.taskargs import TaskArgumentError
 
@@ -52,7 +58,7 @@ def test_refusals_inside_the_task_factory_are_typed(tmp_path):
 def test_run_eval_checks_before_writing_a_log(tmp_path):
     logs = tmp_path / "logs"
     with pytest.raises(TaskArgumentError):
-        run_eval("synth_nback", "m3kit/builtin", task_args={"fps": -1}, log_dir=logs)
+        run_benchmark_task("synth_nback", "m3kit/builtin", task_args={"fps": -1}, log_dir=logs)
     assert not logs.exists()
 
 
@@ -172,6 +178,6 @@ def test_run_eval_refuses_bad_run_numbers_before_a_log(tmp_path):
     for bad in ({"limit": 0}, {"limit": -3}, {"max_connections": 0},
                 {"attempt_timeout": -5}, {"max_retries": 0}, {"limit": 2.5}):
         with pytest.raises(RunNumberError) as info:
-            run_eval("synth_nback", "m3kit/builtin", log_dir=logs, **bad)
+            run_benchmark_task("synth_nback", "m3kit/builtin", log_dir=logs, **bad)
         assert info.value.field == next(iter(bad))
     assert not logs.exists()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.cli.main import main
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.schema import SkippedRecord
 
 from .conftest import PERSONA, HostileCorpus
@@ -93,7 +94,8 @@ def test_m3exam_bomb_and_torn_images_cost_their_attachment_at_ingest(
         assert warning.startswith(f"memory {PERSONA}: attachment skipped: {prefix}")
 
     caplog.clear()
-    proctor = ProctorMemory(embedder=embedder, ocr=False, index="numpy", bias="lexical")
+    proctor = ProctorMemory(embedder=embedder, ocr=False, bias="lexical",
+                            retrieval=RetrievalConfig(index="numpy"))
     with caplog.at_level(logging.WARNING, logger="m3kit.memory.proctor.surrogates"):
         asyncio.run(proctor.ingest(PERSONA, events))
     skipped = [str(s) for s in proctor.skipped(PERSONA)]

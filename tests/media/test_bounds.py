@@ -174,7 +174,7 @@ def test_resize_sizes_must_be_positive(kwargs, field):
     assert resize_for() is None and resize_for(max_side=5) == Resize(max_side=5)
 
 
-# -- paths named for what they are ------------------------------------------------------------------
+# -- paths named for what they are -----------------------------------------------------------------
 
 
 def test_a_symbolic_link_loop_is_named(tmp_path):

@@ -53,7 +53,8 @@ def test_split_no_swap(videos: dict[str, Path]) -> None:
     # Both play together from their starts.
     f = m.frames[37]
     assert [(t.source_index, t.source_time) for t in f.tiles] == [(37, 1.48), (37, 1.48)]
-    assert [(s.segment, s.source, s.side) for s in m.segments] == [(0, "a", "left"), (0, "b", "right")]
+    assert [(s.segment, s.source, s.side) for s in m.segments] == [(0, "a", "left"),
+                                                                   (0, "b", "right")]
 
 
 def test_split_one_swap(videos: dict[str, Path]) -> None:

@@ -151,6 +151,7 @@ def test_index_out_of_range_names_the_file(pancake):
 
 
 def test_decoding_is_bounded_in_time(bframe_video):
-    with VideoDecoder(bframe_video, timeout_s=0.0) as decoder, pytest.raises(DecodeTimeoutError) as err:
+    with (VideoDecoder(bframe_video, timeout_s=0.0) as decoder,
+          pytest.raises(DecodeTimeoutError) as err):
         decoder.get_frames(list(range(0, 1000, 3)))
     assert str(bframe_video) in str(err.value)

@@ -103,7 +103,7 @@ def test_materialize_matches_render(videos: dict[str, Path], tmp_path: Path) -> 
     picks = [0, 7, 29, 30, 59]
     virtual = materialize(m, picks)
     rendered, _ = _decoded(render_probe(m, tmp_path / "p.mp4")[0])
-    for j, image in zip(picks, virtual):
+    for j, image in zip(picks, virtual, strict=True):
         assert image.shape == rendered[j].shape
         assert _tile_codes(m, j, image) == [t.source_index for t in m.frames[j].tiles]
         diff = np.abs(image.astype(np.int16) - rendered[j].astype(np.int16)).mean()
@@ -118,7 +118,8 @@ class _RecordingStore:
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[int]]] = []
 
-    def get_frames(self, video: str, indices: Sequence[int], resize: object = None) -> list[np.ndarray]:
+    def get_frames(self, video: str, indices: Sequence[int],
+                   resize: object = None) -> list[np.ndarray]:
         self.calls.append((str(video), list(indices)))
         with VideoDecoder(video) as dec:
             return dec.get_frames(indices)

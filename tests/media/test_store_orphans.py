@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from m3kit.files import is_temp_name, new_temp_beside
+from m3kit.files import STALE_TEMP_S, is_temp_name, new_temp_beside
 from m3kit.media.decode import VideoDecoder
-from m3kit.media.store import STALE_TEMP_S, FrameStore
+from m3kit.media.store import FrameStore
 
 
 def temp_files(root: Path) -> list[Path]:
@@ -90,7 +90,8 @@ def test_images_whose_rows_were_never_committed_are_adopted_into_the_budget(
         got = store.get_frames(small_video, [10, 20, 30])
         assert store.stats.hits == 3 and store.stats.frames_decoded == 0
     with VideoDecoder(small_video) as decoder:
-        assert all(np.array_equal(g, w) for g, w in zip(got, decoder.get_frames([10, 20, 30])))
+        wanted = decoder.get_frames([10, 20, 30])
+        assert all(np.array_equal(g, w) for g, w in zip(got, wanted, strict=True))
 
 
 def test_adopted_images_count_against_the_budget(small_video, tmp_path):

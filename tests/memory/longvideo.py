@@ -1,7 +1,8 @@
 """A long synthetic stream for the long-video memory tests: frames 20 s apart over 30 minutes
 and more, three scenes each with its own on-screen text and coloured object, one transcript line,
-and perception models that count their calls (so a test can prove nothing ran again); and
-speech lines for the retrieval-mode tests (parcel talk, one rare number, a line after the cut)."""
+and perception models that count their calls (so a test can prove nothing ran again); speech
+lines for the retrieval-mode tests (parcel talk, one rare number, a line after the cut); and an
+embedder whose cosines are given, for rankings checked by hand."""
 
 from __future__ import annotations
 
@@ -125,6 +126,22 @@ def speech_lines(texts: Sequence[str], step: float, *, start: float = 0.0,
     return [MemoryEvent(id=f"{prefix}-{n}", kind="transcript", time=start + n * step, text=text,
                         metadata={"start": start + n * step})
             for n, text in enumerate(texts)]
+
+
+class AngleEmbedder:
+    """A text embedder for rankings checked by hand: each text of ``cosines`` is the 2-D unit
+    vector at that cosine to the x axis, any other text (the query) the x axis itself, so a
+    text's cosine to the query is the number given for it."""
+
+    name = "angles"
+    dim = 2
+
+    def __init__(self, cosines: dict[str, float]) -> None:
+        self.cosines = cosines
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = [(c, (1.0 - c * c) ** 0.5) for c in (self.cosines.get(t, 1.0) for t in texts)]
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), 2)
 
 
 async def check_modes_share_one_store(memory: Callable[..., Any], key: str,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from m3kit.memory import MemoryEvent, RagMemory
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.schema import ImageRef
 
 from ..media.test_image import png_header_only
@@ -84,8 +85,8 @@ def test_proctor_ingest_skips_a_bomb_and_a_damaged_image_and_names_them(
         MemoryEvent(id="D1:2", kind="round", time=1.0, text="user: and the fence was green",
                     metadata={**meta, "round_id": "D1:2"}),
     ]
-    memory = ProctorMemory(embedder=embedder, reader=reader, ocr=ocr, index="numpy",
-                           bias="lexical")
+    memory = ProctorMemory(embedder=embedder, reader=reader, ocr=ocr, bias="lexical",
+                           retrieval=RetrievalConfig(index="numpy"))
     with caplog.at_level(logging.WARNING, logger="m3kit.memory.proctor.surrogates"):
         asyncio.run(memory.ingest("persona", events))
     by_id = {c.id: c for c in memory.items("persona")}

@@ -1,6 +1,7 @@
 """``egorag``'s retrieval modes: the causal cut inside hybrid (and dense, lexical) search at
 every level, a clip rebuilt at the cut searched by BM25 with its visible text only, a rare
-number found by BM25 that the embedding blurs, and one stored build shared by every mode."""
+number found by BM25 that the embedding blurs, one stored build shared by every mode, and query
+rewriting of the shared engine's search reaching every level."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ CUT = 250.0  # inside the window of line 6 (240 s) and of the later line (262 s)
 
 
 def memory(tmp_path, embedder, *, k: int = 3, **kw) -> EgoRagMemory:
-    return EgoRagMemory(embedder=embedder, speech="none", store=tmp_path / "store", k=k, **kw)
+    return EgoRagMemory.from_settings(embedder=embedder, speech="none", store=tmp_path / "store",
+                                      k=k, **kw)
 
 
 def events():
@@ -67,6 +69,22 @@ async def test_a_rare_number_is_found_by_hybrid_not_by_dense(tmp_path, embedder)
     assert ranked["lexical"][0] == rare
     assert ranked["hybrid"][0] == rare
     assert ranked["dense"].index(rare) >= 2  # parcel talk first: the number is blurred
+
+
+@sync
+async def test_rewriting_reaches_every_level(tmp_path, embedder):
+    """With rewriting on, a comparison's parts are searched each (their rankings take turns):
+    the first thing compared leads, where the whole question put the other first."""
+    question = "Which came first: the parcel with socks or buying apples at the market?"
+    socks, apples = clip_of(10), clip_of(8)  # "the parcel had socks...", "we bought apples..."
+    ranked = {}
+    for rewriting in (False, True):
+        mem = memory(tmp_path, embedder, rewriting=rewriting)
+        await mem.ingest("p", events())
+        assert mem.config()["rewriting"] is rewriting
+        ranked[rewriting] = [i.id for i in await mem.retrieve("p", question, time=CUT + 200.0)]
+    assert ranked[True][:2] == [socks, apples]
+    assert ranked[False][:2] == [apples, socks]
 
 
 @sync

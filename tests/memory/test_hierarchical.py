@@ -9,6 +9,7 @@ import pytest
 
 from m3kit.memory import HierarchicalMemory, conversation_events, make_memory
 from m3kit.memory.hierarchical import round_summary
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.schema import Attachment, Conversation, ImageRef, Round, Session
 
 from .conftest import blank_image
@@ -38,8 +39,8 @@ def conversation(tmp_path_factory: pytest.TempPathFactory) -> Conversation:
 @pytest.fixture(scope="module")
 def memory(conversation, embedder) -> HierarchicalMemory:
     """The original routing: only the chosen sessions' rounds compete."""
-    memory = HierarchicalMemory(embedder=embedder, sessions=1, k=2, index="numpy",
-                                routing="filter")
+    memory = HierarchicalMemory(embedder=embedder, sessions=1, k=2, routing="filter",
+                                retrieval=RetrievalConfig(index="numpy"))
     asyncio.run(memory.ingest("vet", conversation_events(conversation)))
     return memory
 
@@ -121,8 +122,8 @@ def test_preferred_routing_lifts_the_chosen_session_without_hiding_the_others(
     question = "Did the parrot pluck its feathers, and did the rabbit stop eating hay?"
     built = {}
     for routing in ("filter", "prefer"):
-        built[routing] = HierarchicalMemory(embedder=embedder, sessions=1, k=3, index="numpy",
-                                            routing=routing)
+        built[routing] = HierarchicalMemory(embedder=embedder, sessions=1, k=3, routing=routing,
+                                            retrieval=RetrievalConfig(index="numpy"))
         asyncio.run(built[routing].ingest("vet", conversation_events(conversation)))
     assert HierarchicalMemory().routing == "prefer"
     (routed,) = built["prefer"].top_sessions("vet", question, built["prefer"].visible("vet"))

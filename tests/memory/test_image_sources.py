@@ -27,6 +27,7 @@ from m3kit.memory import (
     RagMemory,
 )
 from m3kit.memory.proctor import chunk_raw
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.schema import ImageRef, PdfPageRef
 
 from .conftest import render_text
@@ -64,7 +65,8 @@ def events(tmp_path: Path) -> list[MemoryEvent]:
 def test_rag_keeps_a_web_image_caption_only_and_reads_an_inline_one(
     events: list[MemoryEvent], embedder, reader
 ) -> None:
-    memory = RagMemory(embedder=embedder, reader=reader, k=3, index="numpy")
+    memory = RagMemory(embedder=embedder, reader=reader, k=3,
+                       retrieval=RetrievalConfig(index="numpy"))
     asyncio.run(memory.ingest("conv-1", events))
     items = {i.id: i for i in memory.items("conv-1")}
     assert list(items) == ["D1:1", "D1:1/img_1", "D1:1/img_2", "D1:2"]
@@ -79,9 +81,11 @@ def test_rag_keeps_a_web_image_caption_only_and_reads_an_inline_one(
 def test_chunking_memories_keep_the_web_caption_and_the_inline_pixels(
     events: list[MemoryEvent], embedder, reader, kind: str
 ) -> None:
-    memory = (ProctorMemory(embedder=embedder, reader=reader, index="numpy", bias="lexical")
+    memory = (ProctorMemory(embedder=embedder, reader=reader, bias="lexical",
+                            retrieval=RetrievalConfig(index="numpy"))
               if kind == "proctor" else
-              HierarchicalMemory(embedder=embedder, reader=reader, ocr=True, index="numpy"))
+              HierarchicalMemory(embedder=embedder, reader=reader, ocr=True,
+                                 retrieval=RetrievalConfig(index="numpy")))
     asyncio.run(memory.ingest("conv-1", events))
     first = next(c for c in memory.items("conv-1") if c.id == "D1:1")
     assert f"[img_1 (image)] {CAPTION}" in first.text
@@ -114,7 +118,7 @@ def test_proctor_pages_rendered_by_many_samples_at_once_are_whole(
     monkeypatch.setenv("M3KIT_CACHE_DIR", str(tmp_path / "cache"))
     pdf = write_text_pdf(tmp_path / "protocol.pdf", ["Dosage: amoxicillin 12.5 mg per kg"])
     ref = PdfPageRef(path=str(pdf), page=0)
-    memory = ProctorMemory(index="numpy", bias="lexical", ocr=False)
+    memory = ProctorMemory(bias="lexical", ocr=False, retrieval=RetrievalConfig(index="numpy"))
 
     async def many() -> list[np.ndarray]:
         pixels: list[np.ndarray] = []

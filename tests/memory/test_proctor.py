@@ -38,6 +38,7 @@ from m3kit.memory.proctor import (
     rerank,
     visual_text,
 )
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Round, Session
 from m3kit.schema.skipped import SkippedRecord
 
@@ -252,7 +253,8 @@ def _json_bias_model(bias: str, reply: str = "img_1") -> tuple[Any, list[list[An
 
 @pytest.fixture(scope="module")
 def proctor(clinic, embedder, reader) -> ProctorMemory:
-    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy")
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3,
+                           retrieval=RetrievalConfig(index="numpy"))
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
     return memory
 
@@ -351,8 +353,8 @@ def test_query_not_the_prompt_drives_bias_and_retrieval(clinic, embedder, reader
                                                         recorder) -> None:
     """The prompt lists candidate images (an image cue); the bare question does not: bias and
     retrieval read the query, the model is asked the prompt."""
-    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
-                           bias="lexical")
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, bias="lexical",
+                           retrieval=RetrievalConfig(index="numpy"))
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
     question = "Which gloves should the clinic stock?"
     prompt = f"Candidate images: img_1, img_2.\nQuestion: {question}"
@@ -368,9 +370,9 @@ def test_answer_reports_what_retrieve_ranks(clinic, embedder, reader) -> None:
     """With the model's bias (known after ``answer`` asked it) ``retrieve`` gives the ranking
     ``answer`` used; before that it ranks by the lexical detector's bias, which sees no
     modality in this question: no image bonus, so the kept set differs. (The paper's cosine
-    pool, ``retrieval="dense"``: the fused pool of the default ranks these chunks otherwise.)"""
-    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
-                           retrieval="dense")
+    pool, ``mode="dense"``: the fused pool of the default ranks these chunks otherwise.)"""
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3,
+                           retrieval=RetrievalConfig(index="numpy", mode="dense"))
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
     model, _ = _json_bias_model('{"image": 1, "document": 0, "chart": 0}', reply="a brown dog")
     question = "Which gloves should the clinic stock?"
@@ -386,8 +388,8 @@ def test_answer_reports_what_retrieve_ranks(clinic, embedder, reader) -> None:
     explicit = asyncio.run(memory.retrieve("vet", question, bias=Bias(image=1, source="model")))
     assert explicit == ranked
     # Bias "lexical": no model call, the same ranking either way.
-    lexical = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
-                            bias="lexical", retrieval="dense")
+    lexical = ProctorMemory(embedder=embedder, reader=reader, top_k=3, bias="lexical",
+                            retrieval=RetrievalConfig(index="numpy", mode="dense"))
     asyncio.run(lexical.ingest("vet", conversation_events(clinic)))
     plain = asyncio.run(lexical.answer("vet", question, model, query=question))
     assert plain.usage.retrieved_ids == [c.id for c in asyncio.run(lexical.retrieve("vet",
@@ -409,8 +411,8 @@ def test_retrieve_holds_the_causal_cut(proctor, recorder) -> None:
 
 
 def test_forget_drops_chunks_index_and_skips(clinic, embedder, reader) -> None:
-    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, index="numpy",
-                           bias="lexical")
+    memory = ProctorMemory(embedder=embedder, reader=reader, top_k=3, bias="lexical",
+                           retrieval=RetrievalConfig(index="numpy"))
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
     assert len(memory.skipped("vet")) == 1  # the missing photo
     memory.forget("vet")

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from m3kit.memory import MemoryEvent, RagMemory
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.schema import ImageRef
 
 
@@ -80,7 +81,7 @@ def test_answer_reports_what_retrieve_ranks(fox, recorder) -> None:
 
 
 def test_forget_drops_items_and_index(embedder, make_text_events) -> None:
-    memory = RagMemory(embedder=embedder, k=2, ocr=False, index="numpy")
+    memory = RagMemory(embedder=embedder, k=2, ocr=False, retrieval=RetrievalConfig(index="numpy"))
     asyncio.run(memory.ingest("a", make_text_events("alpha", 3)))
     memory.forget("a")
     assert not memory.is_ingested("a") and memory.build_seconds("a") == 0.0
@@ -120,7 +121,8 @@ def test_index_engines_agree(embedder, make_text_events, recorder) -> None:
     events = make_text_events("alpha", 6)
     ranked = {}
     for engine in ("faiss", "numpy"):
-        memory = RagMemory(embedder=embedder, k=4, index=engine, ocr=False)
+        memory = RagMemory(embedder=embedder, k=4, ocr=False,
+                           retrieval=RetrievalConfig(index=engine))
         asyncio.run(memory.ingest("a", events))
         answer = asyncio.run(memory.answer("a", "detail number 4", recorder.model))
         ranked[engine] = answer.usage.retrieved_ids
@@ -145,14 +147,14 @@ def test_items_without_text_are_kept_but_not_indexed(embedder, tmp_path, recorde
 
 
 def test_config(reader) -> None:
-    memory = RagMemory(k=5, index="numpy", ocr=False)
+    memory = RagMemory(k=5, ocr=False, retrieval=RetrievalConfig(index="numpy"))
     assert memory.config() == {"memory": "rag", "k": 5, "embedder": "all-MiniLM-L6-v2",
                                "index": "numpy", "retrieval": "hybrid", "views": True,
                                "rewriting": True,
                                "expander": None, "reranker": None, "rerank_depth": None,
                                "send_images": False, "ocr": None}
     # The injected reader is named by its engine; the object never enters the config.
-    reading = RagMemory(k=5, index="numpy", reader=reader)
+    reading = RagMemory(k=5, reader=reader, retrieval=RetrievalConfig(index="numpy"))
     assert reading.reader() is reader and reading.config()["ocr"] == "rapidocr"
     with pytest.raises(ValueError):
         RagMemory(k=0)

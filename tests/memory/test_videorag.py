@@ -32,8 +32,9 @@ def reader(tmp_path_factory):
 
 
 def memory(tmp_path, embedder, perceivers, **kw) -> VideoRagMemory:
-    return VideoRagMemory(embedder=embedder, perceivers=perceivers, speech="transcripts",
-                          store=tmp_path / "store", shard_seconds=600.0, **kw)
+    return VideoRagMemory.from_settings(embedder=embedder, perceivers=perceivers,
+                                        speech="transcripts", store=tmp_path / "store",
+                                        shard_seconds=600.0, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +69,8 @@ async def test_three_databases_per_shard(tmp_path, embedder, reader, events):
 
 @sync
 async def test_causal_cut_over_shards_and_items(tmp_path, embedder, reader, events):
-    # threshold 0: every visible text competes, so only the cut can keep one out
-    mem = memory(tmp_path, embedder, counting_perceivers(reader), threshold=0.0)
+    # cosine gate 0: every visible text competes, so only the cut can keep one out
+    mem = memory(tmp_path, embedder, counting_perceivers(reader), min_cosine=0.0)
     await mem.ingest("v", events)
     garage_start = 2 * PER_SCENE * STEP  # the garage scene (shard 2) starts here
     before = await mem.retrieve("v", QUESTION, time=garage_start - 1)

@@ -198,7 +198,8 @@ def test_paired_p_value_one_sided_mass() -> None:
     result = paired_cluster_bootstrap(units, mean_of, resamples=5, level=0.5,
                                       min_units=1)["mean"]
     # Seed 0, 5 resamples draw [2,1,1] -> 3 gains -> d = 1; [0,0,0] -> 3 losses -> d = -1;
-    # [0,0,0] -> -1; [2,1,2] -> d = 1; [1,1,2] -> d = 1. P(d <= 0) = 2/5, P(d >= 0) = 3/5 -> p = 0.8.
+    # [0,0,0] -> -1; [2,1,2] -> d = 1; [1,1,2] -> d = 1. P(d <= 0) = 2/5, P(d >= 0) = 3/5
+    # -> p = 0.8.
     assert result.diff == pytest.approx(1 / 3)
     assert result.p_value == pytest.approx(0.8)
 

@@ -83,7 +83,7 @@ def test_colour_only_frames_are_a_tie_broken_by_the_option_not_its_letter(
     picked = set()
     for shift in range(4):  # the same options, rotated through the letters
         order = colours[shift:] + colours[:shift]
-        lines = [f"{letter}. {text}" for letter, text in zip("ABCD", order)]
+        lines = [f"{letter}. {text}" for letter, text in zip("ABCD", order, strict=True)]
         meta = info(ask(builtin, frames_then(frames, "\n".join([question, *lines,
                                                                  M3EVAL_INSTRUCTION]))))
         assert meta["best_score"] == 0.0 and meta["margin"] == 0.0

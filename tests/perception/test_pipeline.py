@@ -123,7 +123,8 @@ def test_ray_built_index_is_the_in_process_index(ray_cluster, tmp_path):
         assert mem.report("v").origin == "built"
         # HEAD names a uniquely named version: ``<events fingerprint>.<unique suffix>``
         head = (store.folder(mem.store_config(), "v") / "HEAD").read_text().split(".")[0]
-        stored.append((mem.items("v"), store.lookup(mem.store_config(), "v", _hashes(events)), head))
+        index = store.lookup(mem.store_config(), "v", _hashes(events))
+        stored.append((mem.items("v"), index, head))
     (items_a, index_a, head_a), (items_b, index_b, head_b) = stored
     assert items_a == items_b and head_a == head_b
     assert list(index_a.arrays["ids"]) == list(index_b.arrays["ids"])

@@ -304,7 +304,7 @@ def test_pair_systems() -> None:
 
 def _interference_run(label: str, correct: dict[str, bool], source_of: dict[str, str],
                       condition: dict[str, str]) -> RunItems:
-    from m3kit.benchmarks.m3eval.scorer import M3EvalItem
+    from m3kit.benchmarks.m3eval.item import M3EvalItem
 
     return RunItems(benchmark="m3eval", label=label, source=label, items={
         qid: M3EvalItem(id=qid, status="correct" if right else "incorrect", letter="A",

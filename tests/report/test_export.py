@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.cli.main import main
 from m3kit.report.export import export_rows, write_rows
 from m3kit.report.logs import read_samples
@@ -29,9 +29,9 @@ def log(tmp_path: Path, probe_video: Path, make_q, scripted, serve):
     write_jsonl(suite / "questions.jsonl", [make_q(i, Path("probe.mp4")) for i in range(3)])
     server = scripted(answers={"q1": "Hmm.\nThe final answer is B"},
                       faults={"q2": ["server_error"] * 5})
-    return run_eval("synth_interference", serve("export", server),
-                    task_args={"suite": str(suite), "frames": 2},
-                    log_dir=tmp_path / "logs", max_retries=1)
+    return run_benchmark_task("synth_interference", serve("export", server),
+                              task_args={"suite": str(suite), "frames": 2},
+                              log_dir=tmp_path / "logs", max_retries=1)
 
 
 def test_rows_are_the_samples_as_the_tables_read_them(log) -> None:
@@ -93,9 +93,9 @@ def test_rows_name_their_log_and_run(tmp_path: Path, probe_video: Path, make_q) 
     suite.mkdir()
     (suite / "probe.mp4").write_bytes(probe_video.read_bytes())
     write_jsonl(suite / "questions.jsonl", [make_q(i, Path("probe.mp4")) for i in range(2)])
-    logs = [run_eval("synth_interference", "m3kit/builtin",
-                     task_args={"suite": str(suite), "frames": 0}, log_dir=tmp_path / name,
-                     cache=False)
+    logs = [run_benchmark_task("synth_interference", "m3kit/builtin",
+                               task_args={"suite": str(suite), "frames": 0},
+                               log_dir=tmp_path / name, cache=False)
             for name in ("first", "second")]
     out = tmp_path / "rows.csv"
     assert main(["export", str(tmp_path / "first"), str(tmp_path / "second"), "--format", "csv",
@@ -132,11 +132,11 @@ def test_a_resumed_run_is_one_row_per_question(tmp_path: Path, probe_video: Path
     log_dir = tmp_path / "logs"
     options = {"task_args": {"suite": str(suite), "frames": 0}, "log_dir": log_dir,
                "cache": False}
-    first = run_eval("synth_interference", "m3kit/builtin", **options)
+    first = run_benchmark_task("synth_interference", "m3kit/builtin", **options)
     _as_killed(first, 1)
-    second = run_eval("synth_interference", "m3kit/builtin", resume=True, **options)
+    second = run_benchmark_task("synth_interference", "m3kit/builtin", resume=True, **options)
     _as_killed(second, 2)
-    final = run_eval("synth_interference", "m3kit/builtin", resume=True, **options)
+    final = run_benchmark_task("synth_interference", "m3kit/builtin", resume=True, **options)
     assert final.status == "success" and len(list(log_dir.glob("*.eval"))) == 3
 
     out = tmp_path / "rows.jsonl"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+from m3kit.benchmarks.m3exam.item import M3ExamItem
 from m3kit.cli.main import main
 from m3kit.report.failures import SHOW_REASONS, failure_lines
 from m3kit.schema import LoggedSample, write_jsonl

@@ -33,7 +33,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory, pattern_video_factory) -> Ite
     """One model's runs of two tasks of one suite: interference at 1 frame per probe, N-back
     at its default (8 per clip)."""
     from fakeserver import ScriptedServer
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
 
     tmp = tmp_path_factory.mktemp("pooled")
     mp = pytest.MonkeyPatch()
@@ -56,9 +56,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory, pattern_video_factory) -> Ite
         with ScriptedServer(answer=_reply) as server:
             model = use_server(mp, "pooled", server)
             for task, args in (("synth_interference", {"frames": 1}), ("synth_nback", {})):
-                out.append(run_eval(task, model, cache=False, max_connections=4,
-                                    task_args={"suite": str(suite), **args},
-                                    log_dir=tmp / "logs"))
+                out.append(run_benchmark_task(task, model, cache=False, max_connections=4,
+                                              task_args={"suite": str(suite), **args},
+                                              log_dir=tmp / "logs"))
         yield out
     finally:
         mp.undo()
@@ -103,11 +103,11 @@ def _report_cell(markdown: str, number: str) -> str:
 def test_one_number_has_one_interval_on_the_page(logs: list, tmp_path: Path) -> None:
     from m3kit.benchmarks import benchmark_for_task
     from m3kit.benchmarks.intervals import log_intervals
-    from m3kit.quickstart import m3eval_sections
+    from m3kit.quickstart import suite_sections
     from m3kit.report.build import build_report
     from m3kit.report.logs import read_run
 
-    lead = m3eval_sections({"none": [read_run(log) for log in logs]})
+    lead = suite_sections({"none": [read_run(log) for log in logs]})
     page = build_report([log.location for log in logs], tmp_path, lead=lead).read_text()
     tables = {t.title: t for s in lead for t in s.tables}
     (paradigms,) = [t for name, t in tables.items() if name.startswith("Accuracy by paradigm")]

@@ -18,7 +18,7 @@ def two_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.MonkeyPa
     """Two complete runs of one system on three interference questions (A correct, B the
     intrusion): the first answers A to all, the second, started later, B to all."""
     from fakeserver import ScriptedServer
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
 
     for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),
                      ("XDG_CACHE_HOME", "cache"), ("M3KIT_CACHE_DIR", "m3kit")):
@@ -33,9 +33,10 @@ def two_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.MonkeyPa
         model = use_server(monkeypatch, "pool", server)
         for reply in ("The final answer is A", "The final answer is B"):
             server.answer = lambda prompt, reply=reply: reply
-            logs.append(run_eval("synth_interference", model, cache=False, max_connections=3,
-                                 task_args={"suite": str(suite), "frames": 1},
-                                 log_dir=tmp_path / "logs"))
+            logs.append(run_benchmark_task("synth_interference", model, cache=False,
+                                           max_connections=3,
+                                           task_args={"suite": str(suite), "frames": 1},
+                                           log_dir=tmp_path / "logs"))
     return logs
 
 
@@ -75,7 +76,7 @@ def frame_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.Monkey
     """Two runs of one model on the same three questions that differ only in frames (1 and 2
     per probe), both answering A (correct); then a third, a rerun of the 2-frame one."""
     from fakeserver import ScriptedServer
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
 
     for var, sub in (("INSPECT_CACHE_DIR", "inspect-cache"), ("XDG_DATA_HOME", "data"),
                      ("XDG_CACHE_HOME", "cache"), ("M3KIT_CACHE_DIR", "m3kit")):
@@ -90,9 +91,10 @@ def frame_runs(tmp_path: Path, pattern_video_factory, monkeypatch: pytest.Monkey
         model = use_server(monkeypatch, "frames", server)
         server.answer = lambda prompt: "The final answer is A"
         for frames in (1, 2, 2):
-            logs.append(run_eval("synth_interference", model, cache=False, max_connections=3,
-                                 task_args={"suite": str(suite), "frames": frames},
-                                 log_dir=tmp_path / "logs"))
+            logs.append(run_benchmark_task("synth_interference", model, cache=False,
+                                           max_connections=3,
+                                           task_args={"suite": str(suite), "frames": frames},
+                                           log_dir=tmp_path / "logs"))
     return logs
 
 

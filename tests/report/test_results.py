@@ -56,7 +56,7 @@ def _same_as_summary(results: RunResults, task: str) -> None:
     assert interval_lines(from_file, benchmark.summary_intervals,
                           spec=benchmark.summary_format) == table.intervals
     assert results.n == len(samples)
-    assert results.score == benchmark.scores_from_log.load()(samples).score_json()
+    assert results.score == benchmark.scoring.load().scores_from_log(samples).score_json()
     card = logged_card(log)
     assert card is not None and results.card == card
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.cli.main import main
 from m3kit.harness.skips import skipped_of
 from m3kit.report.summary import NA, summary_table
@@ -42,8 +42,9 @@ def log(tmp_path, probe_video, make_q, scripted, serve):
     server = scripted(answers={"q0": "The final answer is A", "q1": "The final answer is B",
                                "q2": "The final answer is C", "q3": "The final answer is B"})
     model = serve("summary", server)
-    return run_eval("synth_interference", model, task_args={"suite": str(suite), "frames": 2},
-                    log_dir=tmp_path / "logs", max_connections=2)
+    return run_benchmark_task("synth_interference", model,
+                              task_args={"suite": str(suite), "frames": 2},
+                              log_dir=tmp_path / "logs", max_connections=2)
 
 
 def test_m3eval_table(log):
@@ -106,9 +107,9 @@ def test_cli_prints_the_skips(tmp_path, probe_video, make_q, scripted, serve, ca
 def test_m3exam_table_uses_its_own_scores(tmp_path, m3exam_persona):
     """M3Exam rows show EM / F1 / BLEU-1 (no acc%/intr%), the same numbers as the task's own
     metrics (both from m3kit.benchmarks.m3exam scoring)."""
-    log = run_eval("m3exam", "m3kit/builtin",
-                   task_args={"data": str(m3exam_persona), "regime": "oracle-text"},
-                   limit=2, log_dir=tmp_path / "logs")
+    log = run_benchmark_task("m3exam", "m3kit/builtin",
+                             task_args={"data": str(m3exam_persona), "regime": "oracle-text"},
+                             limit=2, log_dir=tmp_path / "logs")
     table = summary_table(log)
     assert table.columns[:5] == ["type", "n", "EM", "F1", "BLEU-1"]
     assert "intr%" not in table.columns and "acc%" not in table.columns
@@ -144,8 +145,8 @@ def test_intrusion_rate_is_nan_without_intrusion_options(tmp_path, probe_video, 
                 [make_q(i, Path("probe.mp4"), nback=True, k=4, n=1) for i in range(3)])
     server = scripted(answers={"q0": "Yes", "q1": "No", "q2": "Yes"})
     model = serve("nanback", server)
-    log = run_eval("synth_nback", model, task_args={"suite": str(root), "frames": 1},
-                   log_dir=tmp_path / "logs", max_connections=2)
+    log = run_benchmark_task("synth_nback", model, task_args={"suite": str(root), "frames": 1},
+                             log_dir=tmp_path / "logs", max_connections=2)
     assert log.status == "success"
     # accuracy: q0 and q2 (Yes, the gold) right, q1 (No) wrong: 2 / 3
     assert result_rows(read_samples(log))[0].accuracy == 2 / 3
@@ -195,10 +196,13 @@ def test_group_labels_never_break_mid_word_at_80_columns(log):
 def test_report_sections_show_the_headline_intervals(log, tmp_path):
     """``m3kit report``'s M3Eval sections end with every headline number of each logged system
     as ``value [lo, hi] (n units)``: one probe video, so no interval (see test_m3eval_table)."""
-    from m3kit.benchmarks.m3eval.report import sections
+    from m3kit.benchmarks import benchmark_named
+    from m3kit.report.build import benchmark_sections
     from m3kit.report.logs import read_run
 
-    (section,) = [s for s in sections([read_run(log)], tmp_path)
+    m3eval = benchmark_named("m3eval")
+    assert m3eval is not None
+    (section,) = [s for s in benchmark_sections(m3eval, [read_run(log)], tmp_path)
                   if s.title == "M3Eval · Confidence intervals"]
     (table,) = section.tables
     assert table.caption == (

@@ -41,7 +41,7 @@ def _split_manifest() -> ProbeManifest:
         ProbeSegment(segment=k, source=src, part=k, side=side, source_start=k, source_end=k + 1,
                      out_start=k, out_end=k + 1, frame_start=2 * k, frame_end=2 * k + 2)
         for k in (0, 1)
-        for side, src in zip(("left", "right"), ("AB" if k == 0 else "BA"))
+        for side, src in zip(("left", "right"), ("AB" if k == 0 else "BA"), strict=True)
     ]
     return ProbeManifest(recipe=recipe, duration=2.0, segments=segments, frames=frames)
 

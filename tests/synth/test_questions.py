@@ -59,9 +59,9 @@ def test_storyline_grid_before_shuffling(tiny_suite: Suite):
         # Rebuild each cell's paragraph from the true clauses and the slot versions.
         for cell in GRID_CELLS:
             clauses = list(design["clauses"])
-            for flag, slot, wrong in zip(cell, design["slots"], design["incorrect"]):
+            for flag, slot, wrong in zip(cell, design["slots"], design["incorrect"], strict=True):
                 if flag == "i":
-                    for pos, text in zip(slot, wrong):
+                    for pos, text in zip(slot, wrong, strict=True):
                         clauses[pos] = text
             assert by_cell[cell].text == paragraph(clauses)
             want = "correct" if cell == "cc" else _FAMILY_ROLE[q.question_type]
@@ -86,7 +86,7 @@ def test_storyline_clauses_come_from_the_target_script(tiny_suite: Suite):
             theirs = [other.text_clause(e) if ev == "text" else other.visual_clause(e)
                       for e in other.channel(ev)]
             for slot, wrong in zip(q.metadata["storyline"]["slots"],
-                                   q.metadata["storyline"]["incorrect"]):
+                                   q.metadata["storyline"]["incorrect"], strict=True):
                 assert wrong == [theirs[slot[0]]]
         if q.question_type == "content_retention":
             every = {c for s in (script, other) for e in s.events

@@ -41,7 +41,7 @@ def test_actor_colour_at_its_scripted_position(script, video):
     frames = [b * script.frames_per_beat + script.frames_per_beat // 2 for b in range(8)]
     with VideoDecoder(video) as dec:
         images = dec.get_frames(frames)
-    for index, image in zip(frames, images):
+    for index, image in zip(frames, images, strict=True):
         event = script.events[script.beat_of_frame(index)]
         pose = drawer.pose(index)
         x, y = round(pose.x), round(pose.y)
@@ -65,7 +65,7 @@ def test_caption_bar_has_text_only_on_captioned_beats(script, video):
     frames = [b * script.frames_per_beat + 3 for b in range(8)]
     with VideoDecoder(video) as dec:
         images = dec.get_frames(frames)
-    for index, image in zip(frames, images):
+    for index, image in zip(frames, images, strict=True):
         bar = image[g.caption_top + 2 :, :]
         bright = int((bar.max(axis=2) > 128).sum())
         event = script.events[script.beat_of_frame(index)]

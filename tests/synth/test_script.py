@@ -66,9 +66,9 @@ def test_similarity_knob_controls_what_is_copied():
     assert [e.actor for e in v1.events] == [e.actor for e in v2.events]
     apart = generate_pair(4, similarity=0.0)
     w1, w2 = apart.video1, apart.video2
-    assert all(a.action != b.action for a, b in zip(w1.events, w2.events))
-    assert all(a.scene != b.scene for a, b in zip(w1.timeline, w2.timeline))
-    assert all(a.shape != b.shape for a, b in zip(w1.actors, w2.actors))
+    assert all(a.action != b.action for a, b in zip(w1.events, w2.events, strict=True))
+    assert all(a.scene != b.scene for a, b in zip(w1.timeline, w2.timeline, strict=True))
+    assert all(a.shape != b.shape for a, b in zip(w1.actors, w2.actors, strict=True))
 
 
 @pytest.mark.parametrize("kwargs, field", [

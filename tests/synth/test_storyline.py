@@ -57,7 +57,7 @@ def test_lettering_shuffles_and_records_roles():
                Option("w2", ChoiceRole.ORDER_DISRUPTION, "ci"),
                Option("w3", ChoiceRole.ORDER_DISRUPTION, "ii")]
     fixed = letter_options(options, None)
-    assert fixed.answer == "A" and fixed.tag_by_letter == dict(zip("ABCD", GRID_CELLS))
+    assert fixed.answer == "A" and fixed.tag_by_letter == dict(zip("ABCD", GRID_CELLS, strict=True))
     orders = {tuple(letter_options(options, item_rng(1, "q", i)).tag_by_letter.values())
               for i in range(20)}
     assert len(orders) > 1  # the answer letter moves

@@ -132,7 +132,8 @@ def test_load_suite_names_what_is_missing(tmp_path: Path, tiny_suite: Suite, tin
     next((copy / "probes").glob("*.mp4")).unlink()
     with pytest.raises(SynthError, match="missing"):
         load_suite(copy)
-    assert not build_suite(copy, tiny_suite.config).cached  # a broken folder is rebuilt, not trusted
+    # a broken folder is rebuilt, not trusted
+    assert not build_suite(copy, tiny_suite.config).cached
     assert load_suite(copy).manifest.question_count > 0
 
 

@@ -1,12 +1,15 @@
 """One folder per benchmark, each declared once in its ``__init__`` (``BENCHMARK``, a
-``Benchmark``) and found here by its folder: ``load`` (released format -> schema), ``prompt``,
-``task`` (inspect tasks), ``scorer`` (the inspect scorer and its typed per-item record),
-``score`` (the benchmark's aggregation from ``m3kit.metrics``), ``report`` (tables and
-figures) and ``build/`` for construction pipelines.
+``Benchmark``) and found here by its folder, the same roles in the same files in every folder
+(the README's "Adding a benchmark"): ``load`` (released format -> schema), ``predictions``
+(predictions files of other harnesses), ``prompt``, ``task`` (inspect tasks), ``item`` (the
+typed per-item record), ``scorer`` (the inspect scorer and its metrics), ``score`` (the
+aggregation from ``m3kit.metrics``, the score card, ``SCORING``), ``report`` (tables and
+figures, ``REPORTING``) and ``construct/`` for construction pipelines. Imports run one way:
+``load`` <- ``item`` <- ``score`` <- ``scorer`` <- ``task``, and ``report`` -> ``score``.
 
 ``BENCHMARKS`` is every declaration; ``benchmark_for_task`` finds a task's, and the task
-checks, builds and runs by name (``check_task_args``, ``build_task``, ``run_eval``) go
-through it. Importing this package imports no benchmark module and no inspect-ai.
+checks, builds and runs by name (``check_task_args``, ``build_task``, ``run_benchmark_task``)
+go through it. Importing this package imports no benchmark module and no inspect-ai.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ __all__ = [
     "expand_tasks",
     "known_tasks",
     "names_m3kit_task",
-    "run_eval",
+    "run_benchmark_task",
     "takes_task_arg",
 ]
 
@@ -151,7 +154,7 @@ def names_m3kit_task(task: str) -> bool:
     return "/" not in task or task.startswith(f"{PACKAGE}/")
 
 
-def run_eval(task: str | Task, model: str | Model, **options: Any) -> EvalLog:
+def run_benchmark_task(task: str | Task, model: str | Model, **options: Any) -> EvalLog:
     """``m3kit.harness.run.run_eval`` with an m3kit task given by name (``synth_nback`` or
     ``m3kit/synth_nback``): the name is looked up here, its arguments checked against the
     task's signature and its benchmark's ranges. Other names (``file.py@task``, another

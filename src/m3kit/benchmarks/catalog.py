@@ -2,26 +2,32 @@
 
 Benchmarks and their tasks come from the declarations (``m3kit.benchmarks.BENCHMARKS``), each
 task's ``-T`` options and defaults from its ``@task`` function's signature; memories and their
-settings (``-T memory_config=``) from ``m3kit.memory.registry`` and each memory's constructor;
+settings (``-T memory_config=``) from ``m3kit.memory.registry`` (the built-ins and the memories
+other packages add with an entry point) and each memory's constructor, a pydantic record's
+fields as nested settings (``retrieval.mode``);
 the rerankers those memories take (``memory_config={reranker: NAME}``) from
-``m3kit.memory.retrieval.rerank.reranker_kinds`` and the memories that have the setting; m3kit's model
-providers and their ``-M`` options from the providers' constructors. Nothing is
+``m3kit.memory.retrieval.rerankers.reranker_kinds`` and the memories that have the setting;
+m3kit's model providers and their ``-M`` options from the providers' constructors. Nothing is
 listed by hand, so a new benchmark folder, task argument or memory appears here by itself.
 """
 
 from __future__ import annotations
 
 import inspect as pyinspect
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.benchmarks import BENCHMARKS
+
+if TYPE_CHECKING:
+    from m3kit.memory.registry import MemorySource
 
 __all__ = [
     "Catalog",
@@ -80,12 +86,14 @@ class ListedBenchmark(BaseModel):
 
 
 class ListedMemory(BaseModel):
-    """A memory by its registry name: its settings (``-T memory_config={...}``), and those its
-    name fixes (``rag-mm``: ``send_images=True``)."""
+    """A memory by its registry name: the package that provides it (``m3kit`` for a
+    built-in), its settings (``-T memory_config={...}``; a record's fields as
+    ``retrieval.<field>``), and those its name fixes (``rag-mm``: ``send_images=True``)."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
+    package: str
     summary: str
     fixed: dict[str, str] = Field(default_factory=dict)
     options: list[ListedOption] = Field(default_factory=list)
@@ -144,8 +152,7 @@ def options_of(function: Callable[..., Any], skip: frozenset[str] = _NOT_OPTIONS
     of its forms, is made of strings, numbers, booleans, paths, literals and containers of
     them)."""
     body = pyinspect.unwrap(function)
-    target = body.__init__ if isinstance(body, type) else body
-    names = getattr(target, "__globals__", {})
+    names = _annotation_names(body)
     out: list[ListedOption] = []
     for param in pyinspect.signature(body).parameters.values():
         if param.name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -162,6 +169,14 @@ def options_of(function: Callable[..., Any], skip: frozenset[str] = _NOT_OPTIONS
                                 command_line=(plain if hint is _UNRESOLVED
                                               else _from_command_line(hint))))
     return out
+
+
+def _annotation_names(body: Callable[..., Any]) -> Mapping[str, Any]:
+    """The names the annotations of ``body``'s signature, written as text, resolve in: the
+    globals of its module, for a class those of the module that defines its ``__init__``."""
+    if isinstance(body, type):
+        body = next(vars(cls)["__init__"] for cls in body.__mro__ if "__init__" in vars(cls))
+    return getattr(body, "__globals__", {})
 
 
 _PLAIN_TYPES = frozenset({"str", "int", "float", "bool", "Path"})
@@ -201,14 +216,76 @@ def _from_command_line(hint: Any) -> bool:
     return False
 
 
-def _memory(name: str, factory: Callable[..., Any]) -> ListedMemory:
+def _memory(source: MemorySource) -> ListedMemory:
+    factory = source.factory()
     fixed: dict[str, str] = {}
     target = factory
     if isinstance(factory, partial):
         fixed = {k: repr(v) for k, v in factory.keywords.items()}
         target = factory.func
-    options = [o for o in _simple(options_of(target)) if o.name not in fixed]
-    return ListedMemory(name=name, summary=_summary(target), fixed=fixed, options=options)
+    records = _record_settings(target)
+    options = [nested for o in options_of(target) if o.name not in fixed
+               for nested in records.get(o.name, [o])]
+    return ListedMemory(name=source.name, package=source.package, summary=_summary(target),
+                        fixed=fixed, options=_simple(options))
+
+
+def _record_settings(function: Callable[..., Any]) -> dict[str, list[ListedOption]]:
+    """For each parameter of ``function`` whose type is a pydantic record (``retrieval:
+    RetrievalConfig``), the record's fields as the settings ``retrieval.<field>``, with the
+    values of the parameter's default (a preset) as their defaults. A class's
+    ``default_<parameter>`` (``Memory.default_retrieval``) is the preset of a parameter that
+    defaults to ``None``, and names its record where the annotation names a type imported for
+    type checking only."""
+    body = pyinspect.unwrap(function)
+    names = _annotation_names(body)
+    out: dict[str, list[ListedOption]] = {}
+    for param in pyinspect.signature(body).parameters.values():
+        record = _record_type(_resolved(param.annotation, names))
+        preset = param.default if record and isinstance(param.default, record) else None
+        kept = getattr(body, f"default_{param.name}", None) if isinstance(body, type) else None
+        if preset is None and isinstance(kept, record or BaseModel):
+            record, preset = type(kept), kept
+        if record is not None:
+            out[param.name] = _record_fields(param.name, record, preset)
+    return out
+
+
+def _record_type(hint: Any) -> type[BaseModel] | None:
+    """The pydantic record ``hint`` is, or has among its forms (``RetrievalConfig | None``)."""
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    forms = typing.get_args(hint) if union else (hint,)
+    return next((form for form in forms
+                 if isinstance(form, type) and issubclass(form, BaseModel)), None)
+
+
+def _record_fields(prefix: str, record: type[BaseModel], value: BaseModel | None,
+                   ) -> list[ListedOption]:
+    """``record``'s fields as settings ``prefix.<field>`` (a record inside, one level down
+    each), their defaults ``value``'s when it is given, else the fields' own."""
+    out: list[ListedOption] = []
+    for name, field in record.model_fields.items():
+        required = value is None and field.is_required()
+        default = (getattr(value, name) if value is not None
+                   else None if required else field.get_default(call_default_factory=True))
+        inner = _record_type(field.annotation)
+        if inner is not None:
+            out += _record_fields(f"{prefix}.{name}", inner,
+                                  default if isinstance(default, inner) else None)
+            continue
+        out.append(ListedOption(name=f"{prefix}.{name}", required=required,
+                                default=None if required else repr(default),
+                                type=_short_type_name(field.annotation),
+                                command_line=_from_command_line(field.annotation)))
+    return out
+
+
+def _short_type_name(annotation: Any) -> str:
+    """A resolved annotation as its source would write it: ``str | Callable[...,
+    VectorIndex]``, not with each type's module."""
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return re.sub(r"\b(?:\w+\.)+(\w+)", r"\1", str(annotation))
 
 
 def _providers() -> list[ListedProvider]:
@@ -232,7 +309,7 @@ def _simple(options: list[ListedOption]) -> list[ListedOption]:
 def catalog() -> Catalog:
     """Every benchmark with its tasks and their options, every memory with its settings,
     m3kit's providers with their options, and where other models come in."""
-    from m3kit.memory.registry import memory_factories
+    from m3kit.memory.registry import memory_sources
 
     benchmarks = [
         ListedBenchmark(
@@ -242,16 +319,17 @@ def catalog() -> Catalog:
         )
         for b in BENCHMARKS
     ]
-    memories = [_memory(name, factory) for name, factory in memory_factories().items()]
+    memories = [_memory(source) for source in memory_sources()]
     return Catalog(benchmarks=benchmarks, memories=memories, rerankers=_rerankers(memories),
                    providers=_providers(), other_providers=list(INSPECT_PROVIDERS))
 
 
 def _rerankers(memories: Sequence[ListedMemory]) -> list[ListedReranker]:
-    """Each reranker kind (``m3kit.memory.retrieval.rerank.reranker_kinds``), with the memories whose
-    settings include ``reranker``."""
-    from m3kit.memory.retrieval.rerank import reranker_kinds
+    """Each reranker kind (``m3kit.memory.retrieval.rerankers.reranker_kinds``), with the
+    memories whose settings include ``reranker``."""
+    from m3kit.memory.retrieval.rerankers import reranker_kinds
 
-    taking = [m.name for m in memories if any(o.name == "reranker" for o in m.options)]
+    taking = [m.name for m in memories
+              if any(o.name in ("reranker", "retrieval.reranker") for o in m.options)]
     return [ListedReranker(name=name, summary=_summary(kind), memories=taking)
             for name, kind in reranker_kinds().items()]

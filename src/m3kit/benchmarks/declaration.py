@@ -3,8 +3,9 @@
 Each ``m3kit.benchmarks.<name>/__init__.py`` exposes one ``BENCHMARK = Benchmark(...)``; the
 registry (``inspect eval m3kit/<task>``), ``m3kit eval``'s task checks and summary table,
 ``m3kit score <verb>`` and ``m3kit report`` all read the declarations and keep no table of
-their own. A declaration names its parts as ``Ref``s (``"module:attribute"``), loaded on first
-use, so that reading the declarations imports neither inspect-ai nor any benchmark module.
+their own. A declaration names its typed parts (``m3kit.benchmarks.protocol``: its scoring, its
+report) and its registry components as ``Ref``s (``"module:attribute"``), loaded on first use,
+so that reading the declarations imports neither inspect-ai nor any benchmark module.
 """
 
 from __future__ import annotations
@@ -13,19 +14,25 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from m3kit.errors import M3kitError
 from m3kit.media.sampling import MAX_SAMPLING_FPS
+
+if TYPE_CHECKING:
+    from m3kit.benchmarks.protocol import BenchmarkReporting, BenchmarkScoring
 
 __all__ = [
     "FPS_RANGE",
     "SHARED_RANGES",
     "ArgRange",
     "Benchmark",
+    "FailurePolicy",
     "Ref",
     "ScoreCommand",
     "ScoreOption",
+    "Treatment",
     "UnknownTaskError",
 ]
 
@@ -108,49 +115,59 @@ class ScoreCommand:
     options: tuple[ScoreOption, ...] = ()
 
 
+class Treatment(StrEnum):
+    """What a run's numbers do with a sample of one kind: count it wrong, or leave it out (and
+    count it beside the numbers)."""
+
+    COUNTED_WRONG = "counted wrong"
+    LEFT_OUT = "left out"
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What a benchmark's numbers do with the samples of a run that got no answer, read by the
+    one loop over a run's samples (``m3kit.benchmarks.logged.logged_items``).
+
+    ``errored``: a sample inspect recorded as errored, or without the benchmark's score record;
+    ``unreadable_media``: a sample whose media could not be read
+    (``m3kit.schema.LoggedSample.excluded``). The default is the documented rule (README,
+    "Evaluating a model"; docs/metrics.md): a failed sample is counted wrong, never dropped; one
+    whose media could not be read is left out of every number and counted (``excluded``).
+    """
+
+    errored: Treatment = Treatment.COUNTED_WRONG
+    unreadable_media: Treatment = Treatment.LEFT_OUT
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """One benchmark: its tasks, scoring, tables and score command.
 
     - ``tasks``: the registered task names it owns (``inspect eval m3kit/<task>``), all defined
       in ``task_module``; ``components``: further solvers and scorers registered with them;
-    - ``scorer``: the name of its inspect scorer, ``score_item``: the typed per-item record that
-      scorer writes (a ``m3kit.schema.ScoreItem``);
-    - ``score_predictions``: ``(data path, predictions path, **options)`` -> the benchmark's
-      score card (a ``m3kit.schema.PredictionsCard``: what was skipped, which predictions match
-      no question), raising ``m3kit.schema.NothingToScoreError`` when nothing can be scored;
-      ``scores_from_log``: ``LoggedSample``s of a run -> the same card;
-    - ``summary_rows``: ``LoggedSample``s -> the columns and rows ``m3kit eval`` prints;
-    - ``report_sections``: what ``m3kit report`` renders for the benchmark's runs;
-      ``system_label``: the row label of a run (runs of one label are pooled);
-      ``score_file_keys``: top-level keys that mark a JSON file as this benchmark's score card
+      ``scorer``: the name of its inspect scorer;
+    - ``scoring``: its typed scoring parts (``m3kit.benchmarks.protocol.BenchmarkScoring``: the
+      per-item record its scorer writes, the score card from a predictions file or a run's
+      samples, what ``m3kit score`` and ``m3kit eval`` print, the headline numbers and their
+      unit, the data set's files), ``reporting``: what ``m3kit report`` renders for its runs
+      (``BenchmarkReporting``: its sections, a run's system label);
+    - ``failures``: what its numbers do with a sample that got no answer (``FailurePolicy``;
+      the default is the documented rule);
+    - ``score_file_keys``: top-level keys that mark a JSON file as this benchmark's score card
       (the report's external-score inputs; empty: it takes none);
     - ``score_command``: the ``m3kit score <verb>`` parameters (``score_predictions``'s
-      options); ``score_text``: ``(card, predictions path)`` -> what the verb prints without
-      ``--json``, blocks of text and ``m3kit.schema.report.Table``s;
+      options);
     - ``ranges``: what numeric ``-T`` arguments of its tasks must be;
-    - ``headline``: per-item records (``score_item``) -> the benchmark's headline numbers,
-      flat names, on the score card's scale; ``cluster_of``: the independent unit an item
-      belongs to (what the bootstrap resamples, described by ``ci_unit``); ``item_correct``:
-      whether an item was answered correctly (McNemar's test), None where the benchmark has no
-      binary correctness; ``items_from_log``: ``LoggedSample``s of a run -> its per-item
-      records as ``scores_from_log`` counts them (ids set); ``items_from_predictions``:
-      ``(data path, predictions path, **options)`` -> the same from external predictions, as
-      ``score_predictions`` counts them; ``headline_format``: how a headline number is printed
-      (a format spec); ``summary_intervals``: the headline numbers ``m3kit eval``'s summary
-      prints with their intervals, by name, labelled as its columns, on the scale of its score
-      card (one scale per benchmark: its paper's, in every table m3kit prints), in
-      ``summary_format`` (the summary table's own digits); ``interval_format``: how ``m3kit
-      report`` prints an interval (its tables of headline numbers and of the figures' numbers;
-      ``None``: ``headline_format``): a benchmark whose quickstart section prints the same
-      numbers on the same page sets that section's digits, so one interval reads the same
-      wherever the page shows it (``interval_spec``);
-    - ``data_files``: ``(data path, **options)`` -> the question files the data set is read
-      from, in load order, and ``data_media``: ``(data path, **options)`` -> the media files
-      its samples read (videos, transcripts, images...), in load order: its reproducibility
-      card's fingerprint (``m3kit.harness.card.data_fingerprint``); ``scoring_rules``:
-      ``(**options)`` -> the scoring rule variants in force, by name. Each takes the
-      ``score_predictions`` options it names (``predictions_card``);
+    - ``ci_unit``: what the bootstrap resamples (``BenchmarkScoring.cluster_of``'s unit), in
+      words; ``headline_format``: how a headline number is printed (a format spec);
+      ``summary_intervals``: the headline numbers ``m3kit eval``'s summary prints with their
+      intervals, by name, labelled as its columns, on the scale of its score card (one scale
+      per benchmark: its paper's, in every table m3kit prints), in ``summary_format`` (the
+      summary table's own digits); ``interval_format``: how ``m3kit report`` prints an interval
+      (its tables of headline numbers and of the figures' numbers; ``None``:
+      ``headline_format``): a benchmark whose quickstart section prints the same numbers on
+      the same page sets that section's digits, so one interval reads the same wherever the
+      page shows it (``interval_spec``);
     - ``stratum``: what ``m3kit eval --limit N --stratify`` samples evenly over, a field of
       ``m3kit.schema.Question`` or ``metadata.<key>`` of its metadata, several joined by
       ``+`` (default ``question_type``, which every benchmark's loader sets).
@@ -161,30 +178,18 @@ class Benchmark:
     tasks: tuple[str, ...]
     task_module: str
     scorer: str
-    score_item: Ref[type]
-    score_predictions: Ref[Callable[..., Any]]
-    scores_from_log: Ref[Callable[..., Any]]
-    summary_rows: Ref[Callable[..., tuple[list[str], list[list[str]]]]]
-    report_sections: Ref[Callable[..., list[Any]]]
-    system_label: Ref[Callable[..., str]]
+    scoring: Ref[BenchmarkScoring[Any, Any]]
+    reporting: Ref[BenchmarkReporting]
     score_command: ScoreCommand
-    score_text: Ref[Callable[..., list[Any]]]
     components: tuple[Ref[Any], ...] = ()
+    failures: FailurePolicy = FailurePolicy()
     score_file_keys: frozenset[str] = frozenset()
     ranges: Mapping[str, ArgRange] = field(default_factory=lambda: dict(SHARED_RANGES))
-    headline: Ref[Callable[[Sequence[Any]], dict[str, float | None]]] | None = None
-    cluster_of: Ref[Callable[[Any], str]] | None = None
-    item_correct: Ref[Callable[[Any], bool | None]] | None = None
-    items_from_log: Ref[Callable[[Sequence[Any]], list[Any]]] | None = None
-    items_from_predictions: Ref[Callable[..., list[Any]]] | None = None
     ci_unit: str = "question"
     headline_format: str = ".2f"
     summary_intervals: Mapping[str, str] = field(default_factory=dict)
     summary_format: str = ".1f"
     interval_format: str | None = None
-    data_files: Ref[Callable[..., list[Any]]] | None = None
-    data_media: Ref[Callable[..., list[Any]]] | None = None
-    scoring_rules: Ref[Callable[..., dict[str, str]]] | None = None
     stratum: str = "question_type"
 
     @property
@@ -207,10 +212,11 @@ class Benchmark:
         benchmark declares no headline."""
         from m3kit.metrics import bootstrap
 
-        if self.headline is None or self.cluster_of is None:
+        scoring = self.scoring.load()
+        if scoring.headline is None or scoring.cluster_of is None:
             raise ValueError(f"benchmark {self.name!r} declares no headline numbers")
         return bootstrap.cluster_bootstrap(
-            bootstrap.group_units(items, self.cluster_of.load()), self.headline.load(),
+            bootstrap.group_units(items, scoring.cluster_of), scoring.headline,
             resamples=bootstrap.DEFAULT_RESAMPLES if resamples is None else resamples,
             level=bootstrap.DEFAULT_LEVEL if level is None else level,
             seed=bootstrap.DEFAULT_SEED if seed is None else seed,
@@ -225,17 +231,19 @@ class Benchmark:
         from m3kit.harness.card import data_fingerprint, predictions_card
         from m3kit.schema.card import ReproCard
 
-        def call(ref: Ref[Callable[..., Any]], *args: Any) -> Any:
-            function = ref.load()
+        scoring = self.scoring.load()
+
+        def call(function: Callable[..., Any], *args: Any) -> Any:
             names = inspect.signature(function).parameters
             return function(*args, **{k: v for k, v in options.items() if k in names})
 
-        files = call(self.data_files, data) if self.data_files is not None else []
-        media = call(self.data_media, data) if files and self.data_media is not None else []
+        files = call(scoring.data_files, data) if scoring.data_files is not None else []
+        media = (call(scoring.data_media, data) if files and scoring.data_media is not None
+                 else [])
         card = ReproCard(
             benchmark=self.name,
             data_fingerprint=data_fingerprint(files, media),
-            scoring=call(self.scoring_rules) if self.scoring_rules is not None else {},
+            scoring=call(scoring.scoring_rules) if scoring.scoring_rules is not None else {},
             judge_model=(str(options["judge_model"]) if options.get("judge_model") is not None
                          else None),
         )

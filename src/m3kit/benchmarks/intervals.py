@@ -1,8 +1,8 @@
 """Confidence intervals on a run's headline numbers, for any declared benchmark.
 
-A benchmark declares its headline numbers (``Benchmark.headline``), the independent unit of an
-item (``cluster_of``, described by ``ci_unit``) and how a run's items are read
-(``items_from_log``, ``items_from_predictions``); this module joins them to
+A benchmark's scoring (``Benchmark.scoring``) has its headline numbers (``headline``), the
+independent unit of an item (``cluster_of``, described by the declaration's ``ci_unit``) and how
+a run's items are read (``items_from_log``, ``items_from_predictions``); this module joins them to
 ``m3kit.metrics.bootstrap.cluster_bootstrap`` for ``m3kit score --ci``, ``m3kit eval``'s summary
 and ``m3kit report``. A system that ``m3kit report`` pools from several tasks' logs is resampled
 task by task (``run_intervals``), so each of its numbers has the interval ``m3kit eval`` printed
@@ -32,7 +32,6 @@ from m3kit.schema.report import NA, Table
 __all__ = [
     "HeadlineIntervals",
     "interval_lines",
-    "interval_table",
     "intervals_table",
     "item_intervals",
     "log_intervals",
@@ -64,7 +63,7 @@ class HeadlineIntervals(BaseModel):
 def item_intervals(benchmark: Benchmark, items: Sequence[Any], *,
                    resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
                    seed: int = DEFAULT_SEED) -> HeadlineIntervals:
-    """The headline intervals of a run's per-item records (``Benchmark.score_item``)."""
+    """The headline intervals of a run's per-item records (``BenchmarkScoring.item``)."""
     return HeadlineIntervals(
         ci=benchmark.headline_intervals(items, resamples=resamples, level=level, seed=seed),
         ci_unit=benchmark.ci_unit, ci_level=level, ci_resamples=resamples, ci_seed=seed,
@@ -77,9 +76,10 @@ def prediction_intervals(benchmark: Benchmark, data: Path, predictions: Path,
                          seed: int = DEFAULT_SEED) -> HeadlineIntervals:
     """The headline intervals of an external predictions file, its items read as
     ``score_predictions`` reads them (``options``: the same keywords)."""
-    if benchmark.items_from_predictions is None:
+    read = benchmark.scoring.load().items_from_predictions
+    if read is None:
         raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
-    items = benchmark.items_from_predictions.load()(data, predictions, **(options or {}))
+    items = read(data, predictions, **(options or {}))
     return item_intervals(benchmark, items, resamples=resamples, level=level, seed=seed)
 
 
@@ -87,10 +87,10 @@ def log_intervals(benchmark: Benchmark, samples: Sequence[LoggedSample], *,
                   resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
                   seed: int = DEFAULT_SEED) -> HeadlineIntervals:
     """The headline intervals of a run's samples (``m3kit.report.logs.read_samples``)."""
-    if benchmark.items_from_log is None:
+    read = benchmark.scoring.load().items_from_log
+    if read is None:
         raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
-    return item_intervals(benchmark, benchmark.items_from_log.load()(samples),
-                          resamples=resamples, level=level, seed=seed)
+    return item_intervals(benchmark, read(samples), resamples=resamples, level=level, seed=seed)
 
 
 def run_intervals(benchmark: Benchmark, runs: Sequence[LoggedRun], *,
@@ -104,16 +104,17 @@ def run_intervals(benchmark: Benchmark, runs: Sequence[LoggedRun], *,
     number of the system takes it from here."""
     from m3kit.metrics.bootstrap import parts_bootstrap
 
-    if benchmark.items_from_log is None or benchmark.cluster_of is None:
+    scoring = benchmark.scoring.load()
+    read, cluster_of = scoring.items_from_log, scoring.cluster_of
+    if read is None or cluster_of is None:
         raise ValueError(f"benchmark {benchmark.name!r} declares no per-item records")
     if statistic is None:
-        if benchmark.headline is None:
+        if scoring.headline is None:
             raise ValueError(f"benchmark {benchmark.name!r} declares no headline numbers")
-        statistic = benchmark.headline.load()
-    read = benchmark.items_from_log.load()
+        statistic = scoring.headline
     parts = [read(part.samples) for run in runs for part in run.tasks()]
     return HeadlineIntervals(
-        ci=parts_bootstrap(parts, benchmark.cluster_of.load(), statistic),
+        ci=parts_bootstrap(parts, cluster_of, statistic),
         ci_unit=benchmark.ci_unit, ci_level=DEFAULT_LEVEL, ci_resamples=DEFAULT_RESAMPLES,
         ci_seed=DEFAULT_SEED,
     )
@@ -148,7 +149,8 @@ def system_intervals(benchmark: Benchmark, runs: Sequence[LoggedRun],
                      system_of: Callable[[LoggedRun], str]) -> dict[str, HeadlineIntervals]:
     """The headline intervals of each system (``system_of``; its runs pooled, each task
     apart: ``run_intervals``), in first-seen order; empty without headline numbers."""
-    if benchmark.headline is None or benchmark.items_from_log is None:
+    scoring = benchmark.scoring.load()
+    if scoring.headline is None or scoring.items_from_log is None:
         return {}
     systems: dict[str, list[LoggedRun]] = {}
     for run in runs:
@@ -156,22 +158,13 @@ def system_intervals(benchmark: Benchmark, runs: Sequence[LoggedRun],
     return {system: run_intervals(benchmark, its) for system, its in systems.items()}
 
 
-def interval_table(benchmark: Benchmark, runs: Sequence[LoggedRun],
-                   system_of: Callable[[LoggedRun], str], *,
-                   title: str | None = None) -> Table | None:
-    """``m3kit report``'s table of headline numbers as ``value [lo, hi] (n units)``: one row
-    per number defined for some system, one column per system (``system_intervals``); None
-    without runs or headline numbers."""
-    return intervals_table(benchmark, system_intervals(benchmark, runs, system_of),
-                           title=title)
-
-
-def intervals_table(benchmark: Benchmark, by_system: Mapping[str, HeadlineIntervals], *,
-                    title: str | None = None) -> Table | None:
-    """``by_system``'s headline intervals as ``interval_table``'s table, printed as the
-    benchmark prints an interval in a report (``Benchmark.interval_spec``: one interval reads
-    the same in the quickstart's section and in the report); None when no number is
-    defined."""
+def intervals_table(benchmark: Benchmark,
+                    by_system: Mapping[str, HeadlineIntervals]) -> Table | None:
+    """``m3kit report``'s table of headline numbers (``m3kit.report.build`` appends it to each
+    benchmark's sections): one row per number defined for some system, one column per system
+    of ``by_system`` (``system_intervals``), each ``value [lo, hi] (n units)`` as the benchmark
+    prints an interval in a report (``Benchmark.interval_spec``: one interval reads the same in
+    the quickstart's section and in the report); None when no number is defined."""
     every = dict.fromkeys(name for i in by_system.values() for name in i.ci)
     names = [name for name in every
              if any(name in i.ci and i.ci[name].value is not None for i in by_system.values())]
@@ -185,5 +178,5 @@ def intervals_table(benchmark: Benchmark, by_system: Mapping[str, HeadlineInterv
     few = any(i.ci[name].few_units for i in by_system.values() for name in names
               if name in i.ci and i.ci[name].value is not None)
     caption = first.heading() + (f". {few_units_note()}" if few else "")
-    return Table(title=title or f"{benchmark.title} · headline numbers with intervals",
+    return Table(title=f"{benchmark.title} · headline numbers with intervals",
                  columns=["number", *by_system], rows=rows, caption=caption)

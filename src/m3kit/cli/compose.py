@@ -17,8 +17,10 @@ app = typer.Typer(help="Compose probes: split-screen, concatenation, interleavin
                   no_args_is_help=True)
 
 Out = Annotated[Path, typer.Option("--out", help="Output P.mp4 (P.json is written beside it).")]
-Fps = Annotated[float | None, typer.Option("--fps", help="Output frame rate (default: the highest source rate).")]
-Virtual = Annotated[bool, typer.Option("--virtual", help="Write only P.json (frames and provenance), no video.")]
+Fps = Annotated[float | None, typer.Option(
+    "--fps", help="Output frame rate (default: the highest source rate).")]
+Virtual = Annotated[bool, typer.Option(
+    "--virtual", help="Write only P.json (frames and provenance), no video.")]
 
 
 def _composition():
@@ -53,7 +55,8 @@ def split(
     a: Annotated[Path, typer.Argument(help="Source shown on the left first.")],
     b: Annotated[Path, typer.Argument(help="Source shown on the right first.")],
     out: Out,
-    swaps: Annotated[int, typer.Option("--swaps", help="Position swaps at uniformly spaced times.")] = 0,
+    swaps: Annotated[int, typer.Option(
+        "--swaps", help="Position swaps at uniformly spaced times.")] = 0,
     duration: Annotated[float | None, typer.Option(
         "--duration", help="Probe length in seconds, at most the shorter source's (default: "
         "the shorter source's; the end of the longer one is cut, with a notice).")] = None,

@@ -2,7 +2,7 @@
 results table; each run's results file is written beside its log (``m3kit.report.results``).
 
 Thin: parsing and printing here; a benchmark's name is its tasks (``m3kit.benchmarks
-.expand_tasks``), each task is looked up and run by ``m3kit.benchmarks.run_eval``
+.expand_tasks``), each task is looked up and run by ``m3kit.benchmarks.run_benchmark_task``
 (``m3kit.harness.run.run_eval`` underneath), the table is ``m3kit.report.summary``'s. Several
 tasks run one after the other in this process with one model (``_run_tasks``).
 """
@@ -227,14 +227,15 @@ def _run_task(task: str, model: str | Model, task_args: dict, model_args: dict |
               options: dict, max_failed: int | None) -> None:
     """One task: run it, print its summary (or why it stopped), write its results file beside
     its log, then ``check_failures``."""
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
     from m3kit.harness.failures import check_failures
     from m3kit.harness.skips import attachment_skips_of, skipped_of
     from m3kit.report.results import write_results
     from m3kit.report.summary import summary_table
     from m3kit.schema.evallog import SKIPPED_KEY
 
-    log = run_eval(task, model, task_args=task_args, model_args=model_args or {}, **options)
+    log = run_benchmark_task(task, model, task_args=task_args, model_args=model_args or {},
+                             **options)
     console = Console()
     if log.status != "success":
         _stopped(log, console)

@@ -39,8 +39,8 @@ def export_command(
         raise M3kitError("no eval log found in " + ", ".join(str(p) for p in logs))
     rows = export_rows(inputs.logs)
     if out is None:
-        write_rows(rows, fmt, sys.stdout)  # type: ignore[arg-type]
+        write_rows(rows, fmt, sys.stdout)
         return
     with atomic_file(out, "w") as handle:
-        write_rows(rows, fmt, handle)  # type: ignore[arg-type]
+        write_rows(rows, fmt, handle)
     typer.echo(f"{len(rows)} rows -> {out}", err=True)

@@ -1,6 +1,6 @@
 """``m3kit list [--json]``: benchmarks and their tasks with their ``-T`` options and defaults,
-memories with their settings, the rerankers those memories take, model providers with their
-``-M`` options.
+memories with their settings (those other packages add after the built-ins, each with its
+package), the rerankers those memories take, model providers with their ``-M`` options.
 
 Thin: the listing is ``m3kit.benchmarks.catalog.catalog()``, read from the declarations and the
 signatures; here it is printed, wrapped at 80 columns.
@@ -18,7 +18,7 @@ import typer
 from m3kit.cli.options import AsJsonOption
 
 if TYPE_CHECKING:
-    from m3kit.benchmarks.catalog import Catalog, ListedOption
+    from m3kit.benchmarks.catalog import Catalog, ListedMemory, ListedOption
 
 __all__ = ["catalog_lines", "list_command"]
 
@@ -34,9 +34,22 @@ def _wrapped(text: str, indent: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
 
 
+def _memory_lines(memory: ListedMemory, package: str | None) -> list[str]:
+    """``name (fixed settings) (from package): summary`` and its settings below."""
+    fixed = ", ".join(f"{k}={v}" for k, v in memory.fixed.items())
+    head = (f"{memory.name}{f' ({fixed})' if fixed else ''}"
+            f"{f' (from {package})' if package else ''}: {memory.summary}")
+    lines = _wrapped(head, "  ")
+    if memory.options:
+        lines += _wrapped(_options(memory.options), "      ")
+    return lines
+
+
 def catalog_lines(listing: Catalog) -> list[str]:
     """The catalog as ``m3kit list`` prints it, every line at most 80 columns (a single word
     longer than that aside)."""
+    from m3kit.memory.registry import BUILTIN_PACKAGE, ENTRY_POINT_GROUP
+
     lines = _wrapped("Benchmarks: m3kit eval TASK -T option=value ... (defaults shown; "
                      "None: the task's own default)", "")
     for bench in listing.benchmarks:
@@ -49,11 +62,15 @@ def catalog_lines(listing: Catalog) -> list[str]:
                 lines += _wrapped(f"-T {_options(task.options)}", "      ")
     lines += ["", "Memories: m3kit eval ... --memory NAME -T memory_config='{key: value}'"]
     for memory in listing.memories:
-        fixed = ", ".join(f"{k}={v}" for k, v in memory.fixed.items())
-        lines += _wrapped(f"{memory.name}{f' ({fixed})' if fixed else ''}: {memory.summary}",
-                          "  ")
-        if memory.options:
-            lines += _wrapped(_options(memory.options), "      ")
+        if memory.package == BUILTIN_PACKAGE:
+            lines += _memory_lines(memory, None)
+    plugins = [m for m in listing.memories if m.package != BUILTIN_PACKAGE]
+    if plugins:
+        lines.append("")
+        lines += _wrapped(f"Memories from other packages (entry point group {ENTRY_POINT_GROUP}):",
+                          "")
+        for memory in plugins:
+            lines += _memory_lines(memory, memory.package)
     if listing.rerankers:
         lines.append("")
         lines += _wrapped("Rerankers: m3kit eval ... --memory MEMORY -T "

@@ -11,7 +11,14 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from m3kit.cli.options import CallAttemptsOption, CallTimeoutOption, QuietOption
 from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT
@@ -77,7 +84,7 @@ def synthesize_command(
                              model_args=parse_key_values(model_arg or [], "-M"),
                              max_attempts=call_attempts, attempt_timeout=call_timeout,
                              notify=notify)
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False,
                   disable=quiet) as bars:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol, TypeGuard
+
 import typer
 from rich.console import Console
 
@@ -51,7 +53,15 @@ def _root(
         raise typer.Exit()
 
 
-def _is_usage_error(exc: BaseException) -> bool:
+class _UsageError(Protocol):
+    """What m3kit uses of click's ``ClickException``."""
+
+    exit_code: int
+
+    def format_message(self) -> str: ...
+
+
+def _is_usage_error(exc: BaseException) -> TypeGuard[_UsageError]:
     # Usage errors are click's ClickException; recent typer releases raise them from a click
     # they vendor (``typer._click``), whose class is not ``click.ClickException``.
     return any(cls.__name__ == "ClickException" for cls in type(exc).__mro__)

@@ -18,15 +18,15 @@ from rich.progress import (
 
 
 @contextmanager
-def progress_bar(description: str, total: int, console: Console) -> Iterator[Callable[[int], None]]:
+def progress_bar(description: str, total: int,
+                 console: Console) -> Iterator[Callable[[int], None]]:
     """Yield ``advance(n)``. The bar (done/total, elapsed, remaining, on stderr) appears with the
     first step, so work refused up front prints only its error line."""
-    progress: Progress | None = None
-    task = None
+    shown: tuple[Progress, TaskID] | None = None
 
     def advance(n: int = 1) -> None:
-        nonlocal progress, task
-        if progress is None:
+        nonlocal shown
+        if shown is None:
             progress = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
@@ -36,14 +36,15 @@ def progress_bar(description: str, total: int, console: Console) -> Iterator[Cal
                 console=console,
             )
             progress.start()
-            task = progress.add_task(description, total=total)
+            shown = (progress, progress.add_task(description, total=total))
+        progress, task = shown
         progress.advance(task, n)
 
     try:
         yield advance
     finally:
-        if progress is not None:
-            progress.stop()
+        if shown is not None:
+            shown[0].stop()
 
 
 @contextmanager

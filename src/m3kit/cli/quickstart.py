@@ -19,9 +19,12 @@ from m3kit.schema.report import Table, cell_text, plain_text
 
 def quickstart(
     # ``--out`` as ``m3kit report`` and ``m3kit m3eval build``; ``--out-dir`` kept as an alias
-    out_dir: Annotated[Path, typer.Option("--out", "--out-dir", help="Suite, logs and report.")] = Path("m3kit-quickstart"),
-    model: Annotated[str, typer.Option("--model", help="PROVIDER/MODEL to evaluate.")] = "m3kit/builtin",
-    memories: Annotated[str, typer.Option("--memories", help="Comma-separated: none, context, rag.")] = "none,rag",
+    out_dir: Annotated[Path, typer.Option(
+        "--out", "--out-dir", help="Suite, logs and report.")] = Path("m3kit-quickstart"),
+    model: Annotated[str, typer.Option(
+        "--model", help="PROVIDER/MODEL to evaluate.")] = "m3kit/builtin",
+    memories: Annotated[str, typer.Option(
+        "--memories", help="Comma-separated: none, context, rag.")] = "none,rag",
     frames: Annotated[int, typer.Option("--frames", callback=at_least("--frames", 0),
                                         help="Uniform frames per probe.")] = DEFAULT_FRAMES,
     limit: Annotated[int | None, typer.Option(

@@ -10,8 +10,9 @@ lo, hi, n_units}}`` with ``ci_unit`` (what was resampled), ``ci_level``, ``ci_re
 ``ci_seed``.
 
 ``--items`` (with ``--json``) adds the per-item records the score counted (``items``: the
-benchmark's ``score_item`` records, each with its id and the unit the bootstrap resamples, at
-full precision) and ``benchmark`` (the declaration's name): a file ``m3kit compare`` takes.
+benchmark's ``BenchmarkScoring.item`` records, each with its id and the unit the bootstrap
+resamples, at full precision) and ``benchmark`` (the declaration's name): a file ``m3kit
+compare`` takes.
 
 ``--json`` adds the score's reproducibility card (``card``: m3kit and inspect-ai versions, the
 data set's fingerprint, the scoring rules in force, the predictions file's sha256; ``model``
@@ -113,6 +114,7 @@ def _annotation(option: ScoreOption) -> tuple[Any, Any]:
         return Annotated[bool, info], False
     if option.multiple or option.key_values:
         kind = str if option.key_values else option.type
+        # a type built at run time from the declaration, for typer; no static type names it
         return Annotated[list[kind] | None, info], None  # type: ignore[valid-type]
     if option.default is None:
         return Annotated[option.type | None, info], None
@@ -151,10 +153,10 @@ def _items(benchmark: Benchmark, given: dict[str, Any], options: dict[str, Any])
     """The predictions file's per-item records, read with the same options as the score."""
     from m3kit.errors import M3kitError
 
-    if benchmark.items_from_predictions is None:
+    read = benchmark.scoring.load().items_from_predictions
+    if read is None:
         raise M3kitError(f"{benchmark.title} declares no per-item records", field="items")
-    return benchmark.items_from_predictions.load()(given["data"], given["predictions"],
-                                                   **options)
+    return read(given["data"], given["predictions"], **options)
 
 
 def _intervals(benchmark: Benchmark, given: dict[str, Any],
@@ -163,7 +165,8 @@ def _intervals(benchmark: Benchmark, given: dict[str, Any],
     from m3kit.benchmarks.intervals import item_intervals
     from m3kit.errors import M3kitError
 
-    if benchmark.headline is None or benchmark.cluster_of is None:
+    scoring = benchmark.scoring.load()
+    if scoring.headline is None or scoring.cluster_of is None:
         raise M3kitError(f"{benchmark.title} declares no headline numbers to put intervals on",
                          field="ci")
     return item_intervals(benchmark, items, resamples=given["resamples"],
@@ -206,7 +209,7 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
             raise M3kitError(f"--ci-level must be between 0 and 1, got {given['ci_level']}",
                              field="ci_level")
         options = {o.name: _option_value(o, given[o.name]) for o in spec.options}
-        score = benchmark.score_predictions.load()
+        score = benchmark.scoring.load().score_predictions
         try:
             # a scorer that calls models (a judge) reports its progress: bars on stderr
             with count_bars(Console(stderr=True)) as report:
@@ -234,7 +237,7 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
             typer.echo(json.dumps(_with_card(numbers, made.model_dump(mode="json")),
                                   indent=2))
         else:
-            print_blocks(benchmark.score_text.load()(card, given["predictions"]))
+            print_blocks(benchmark.scoring.load().score_text(card, given["predictions"]))
             if intervals is not None:
                 print_blocks(_interval_blocks(intervals, benchmark.headline_format))
 
@@ -249,6 +252,7 @@ def build_score_command(benchmark: Benchmark) -> Callable[..., None]:
         *_CI_PARAMS,
         _ITEMS_PARAM,
     ]
+    # typer reads the parameters from ``__signature__``, which mypy does not know on a function
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
                           default=default)

@@ -43,7 +43,8 @@ def synth(
     given = {"persons": persons, "sessions": sessions, "segments": segments, "size": size,
              "fps": fps}
     try:
-        config = EgoSuiteConfig(seed=seed, **{k: v for k, v in given.items() if v is not None})
+        config = EgoSuiteConfig.model_validate(
+            {"seed": seed, **{k: v for k, v in given.items() if v is not None}})
     except ValidationError as exc:
         err = exc.errors()[0]
         raise SynthError(err["msg"], field=".".join(str(x) for x in err["loc"]) or None) from None
@@ -57,7 +58,8 @@ def synth(
 @app.command("stats")
 def stats(
     data: Annotated[Path, typer.Option(
-        "--data", help="The SuperMemory-VQA folder (holding data/json/all_qa.json) or all_qa.json.")],
+        "--data",
+        help="The SuperMemory-VQA folder (holding data/json/all_qa.json) or all_qa.json.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
 ) -> None:
     """Questions per skill, answerable share, evidence counts and durations, and the temporal

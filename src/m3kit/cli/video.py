@@ -54,39 +54,47 @@ def info(
 def frames(
     path: Annotated[Path, typer.Argument(help="A video file.")],
     out: Annotated[Path, typer.Option("--out", help="Directory for the frames and frames.json.")],
-    n: Annotated[int | None, typer.Option("--n", help="Frames to sample (uniform: 96, uniform_inner: 64).")] = None,
-    policy: Annotated[str, typer.Option("--policy", help=f"One of {', '.join(POLICIES)}.")] = "uniform",
+    n: Annotated[int | None, typer.Option(
+        "--n", help="Frames to sample (uniform: 96, uniform_inner: 64).")] = None,
+    policy: Annotated[str, typer.Option(
+        "--policy", help=f"One of {', '.join(POLICIES)}.")] = "uniform",
     fps: Annotated[float | None, typer.Option("--fps", help="Rate for the fps policy.")] = None,
-    max_frames: Annotated[int | None, typer.Option("--max-frames", help="Cap for the fps policy.")] = None,
-    span: Annotated[tuple[float, float] | None, typer.Option("--span", help="Only frames between T0 and T1 seconds.")] = None,
-    max_side: Annotated[int | None, typer.Option("--max-side", help="Shrink so the longer side fits.")] = None,
+    max_frames: Annotated[int | None, typer.Option(
+        "--max-frames", help="Cap for the fps policy.")] = None,
+    span: Annotated[tuple[float, float] | None, typer.Option(
+        "--span", help="Only frames between T0 and T1 seconds.")] = None,
+    max_side: Annotated[int | None, typer.Option(
+        "--max-side", help="Shrink so the longer side fits.")] = None,
     image_format: Annotated[str, typer.Option("--format", help="jpeg or png.")] = "jpeg",
-    store: Annotated[Path | None, typer.Option("--store", help="Frame store directory to reuse decoded frames.")] = None,
+    store: Annotated[Path | None, typer.Option(
+        "--store", help="Frame store directory to reuse decoded frames.")] = None,
 ) -> None:
     """Sample frames by a named policy and write them as images plus frames.json.
 
     Each frame is written as soon as it is decoded: memory holds about one frame, whatever --n.
     """
     from m3kit.errors import SamplingError
+    from m3kit.media.store import IMAGE_FORMATS
 
     if policy not in POLICIES:
-        raise SamplingError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}", path=path)
-    if image_format not in ("jpeg", "png"):
+        raise SamplingError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}",
+                            path=path)
+    if image_format not in IMAGE_FORMATS:
         raise SamplingError(f"unknown image format {image_format!r}; choose jpeg or png")
     resize = resize_for(max_side=max_side)
     frame_store = None
     if store is not None:
         from m3kit.media.store import FrameStore
 
-        frame_store = FrameStore(store, image_format=image_format)  # type: ignore[arg-type]
+        frame_store = FrameStore(store, image_format=image_format)
     console = Console(stderr=True)
     total = n if n is not None else DEFAULT_N.get(policy, max_frames or 0)
     try:
         with progress_bar(f"decoding {path.name}", total or 1, console) as advance:
             manifest = write_frames(
-                path, out, policy, n, fps=fps, max_frames=max_frames,  # type: ignore[arg-type]
+                path, out, policy, n, fps=fps, max_frames=max_frames,
                 span=span, resize=resize, store=frame_store,
-                image_format=image_format,  # type: ignore[arg-type]
+                image_format=image_format,
                 on_frame=lambda _i: advance(1),
             )
     finally:
@@ -106,5 +114,6 @@ def generate(
     keyint: Annotated[int, typer.Option(help="Frames between keyframes.")] = 250,
 ) -> None:
     """Write a test video whose frames show their own index (H.264, mp4)."""
-    path = write_pattern_video(out, seconds=seconds, fps=fps, width=width, height=height, keyint=keyint)
+    path = write_pattern_video(out, seconds=seconds, fps=fps, width=width, height=height,
+                               keyint=keyint)
     typer.echo(json.dumps({"path": str(path), "frames": video_info(path).frame_count}))

@@ -5,7 +5,7 @@
   before a run (the benchmarks' declarations look tasks up by name)
 - ``solvers``: ``direct_solver`` (a benchmark's message to the model) and ``memory_solver``
   (media ingested into a memory once per key, the memory answers with the causal cut), and the
-  ``FrameSource`` both draw frames from
+  ``FrameSelector`` both draw frames from
 - ``sample_state``: the steps around one sample (time, ask, record, fail) and the memory a
   solver answers from (``resolve_memory``, ``answer_from_memory``)
 - ``frames``: frame policies, selection with the causal cut, image content

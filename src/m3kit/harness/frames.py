@@ -24,15 +24,16 @@ if TYPE_CHECKING:
     from inspect_ai.model import ContentImage
 
     from m3kit.media.store import FrameStore
+    from m3kit.models.content import Detail
 
 __all__ = [
     "DEFAULT_FRAMES",
     "FramePolicy",
     "SelectedFrame",
     "clip_spans",
-    "image_content",
     "policy_fingerprint",
     "select_frames",
+    "selected_frame_images",
 ]
 
 DEFAULT_FRAMES = 96  # frames per video when a policy names no count (M3Eval's, Appendix D)
@@ -159,7 +160,8 @@ def select_frames(
     return out
 
 
-async def image_content(frames: list[SelectedFrame], detail: str = "auto") -> list[ContentImage]:
+async def selected_frame_images(frames: list[SelectedFrame],
+                                detail: Detail = "auto") -> list[ContentImage]:
     """The frames as inline image content for a model call (read from the store now, in a
     worker thread), each through the pixel bound every image passes before it is sent
     (``m3kit.media.image.image_data_uri``: a frame over it is a ``MediaTooLargeError`` naming
@@ -173,7 +175,7 @@ async def image_content(frames: list[SelectedFrame], detail: str = "auto") -> li
         return [image_data_uri(f.path, record=f"{f.video}#{f.index}") for f in frames]
 
     uris = await anyio.to_thread.run_sync(inline) if frames else []
-    return [ContentImage(image=uri, detail=detail) for uri in uris]  # type: ignore[arg-type]
+    return [ContentImage(image=uri, detail=detail) for uri in uris]
 
 
 def policy_fingerprint(policy: FramePolicy) -> dict[str, Any]:

@@ -220,8 +220,8 @@ def run_eval(
                       attempt_timeout=attempt_timeout)  # before any work
     args = run_task_args(task_args, memory=memory, cache=cache)
     spec = task if isinstance(task, TaskSpec) else None
-    if spec is not None:
-        name: str | Task = spec.name
+    if isinstance(task, TaskSpec):
+        name: str | Task = task.name
     elif isinstance(task, str):
         name = qualified_task_name(task)
     elif args or resume:

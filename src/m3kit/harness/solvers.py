@@ -26,8 +26,8 @@ from m3kit.harness.cache import cache_scope, response_cache
 from m3kit.harness.frames import (
     FramePolicy,
     SelectedFrame,
-    image_content,
     select_frames,
+    selected_frame_images,
 )
 from m3kit.harness.progress import note_sample
 from m3kit.harness.sample_state import (
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from m3kit.memory.base import Memory, MemoryAnswer, MemoryEvent
 
 __all__ = [
-    "FrameSource",
+    "FrameSelector",
     "MemoryExtra",
     "MessageBuilder",
     "direct_solver",
@@ -81,11 +81,12 @@ class MemoryExtra(Protocol):
     """A benchmark's own sample-metadata entries for a memory answer: ``ingested`` false when
     the ingest failed; ``answer`` the memory's answer once it answered."""
 
-    def __call__(self, state: TaskState, question: Question, answer: MemoryAnswer | None, *,
+    # positional: a benchmark names its own parameters (``_state`` where it reads no state)
+    def __call__(self, state: TaskState, question: Question, answer: MemoryAnswer | None, /, *,
                  ingested: bool) -> Mapping[str, Any]: ...
 
 
-class FrameSource:
+class FrameSelector:
     """The frame store a task's samples share, opened on first use (in the eval's process), and
     the task's frame policy per question."""
 
@@ -114,7 +115,7 @@ class FrameSource:
         )
 
 
-async def frames_message(source: FrameSource, state: TaskState, question: Question,
+async def frames_message(source: FrameSelector, state: TaskState, question: Question,
                          record: SampleRecord, *, preamble: Callable[[int], str],
                          prompt: str) -> tuple[str | list[Content], int]:
     """The question's frames (``preamble(count)`` first), then ``prompt``; plain text when no
@@ -124,17 +125,17 @@ async def frames_message(source: FrameSource, state: TaskState, question: Questi
 
     chosen = await timed(record, "frames",
                          source.select(question, state.metadata.get(MEDIA_ROOT_KEY)))
-    images = await timed(record, "frames", image_content(chosen))
+    images = await timed(record, "frames", selected_frame_images(chosen))
     record.frames = [f.path for f in chosen]
     record.frame_times = [f.time for f in chosen]
     if not images:
         return prompt, 0
-    content = [ContentText(text=preamble(len(images))), *images, ContentText(text=prompt)]
+    content: list[Content] = [ContentText(text=preamble(len(images))), *images,
+                              ContentText(text=prompt)]
     return content, len(images)
 
 
-def _counted(solve: Callable[[TaskState, Generate], Awaitable[TaskState]]
-             ) -> Callable[[TaskState, Generate], Awaitable[TaskState]]:
+def _counted(solve: Callable[[TaskState, Generate], Awaitable[TaskState]]) -> Solver:
     """``solve``, counting each sample it finishes (failed or answered) in the run's progress
     (``m3kit.harness.progress``)."""
 
@@ -266,9 +267,10 @@ def memory_solver(
 
 
 def selected_frame_events(key: str, chosen: list[SelectedFrame]) -> list[MemoryEvent]:
-    """The memory's stream for ``key`` from frames already selected and stored (``FrameSource``):
-    one ``frame`` event per frame, in time order. (``m3kit.memory.events.frame_events`` makes
-    the same events from frame indices, reading the store itself.)"""
+    """The memory's stream for ``key`` from frames already selected and stored
+    (``FrameSelector``): one ``frame`` event per frame, in time order.
+    (``m3kit.memory.events.frame_events`` makes the same events from frame indices, reading the
+    store itself.)"""
     from m3kit.memory.base import MemoryEvent
 
     ordered = sorted(chosen, key=lambda f: (f.time, f.index))
@@ -284,7 +286,7 @@ def selected_frame_events(key: str, chosen: list[SelectedFrame]) -> list[MemoryE
     ]
 
 
-async def source_frame_events(source: FrameSource, key: str, state: TaskState,
+async def source_frame_events(source: FrameSelector, key: str, state: TaskState,
                               question: Question, record: SampleRecord) -> list[MemoryEvent]:
     """Every frame the policy picks from the question's videos, before any cut (the memory
     cuts at answer time), as ``frame`` events for ``key``."""

@@ -53,10 +53,13 @@ RUN_MINIMUMS: dict[str, int] = {
 
 class ArgumentRange(Protocol):
     """What a numeric argument must be: ``check(value)`` true; ``wanted`` says what that is
-    (a benchmark declaration's ``ArgRange`` is one)."""
+    (a benchmark declaration's ``ArgRange`` is one). Read-only: a declaration's is frozen."""
 
-    check: Callable[[Any], bool]
-    wanted: str
+    @property
+    def check(self) -> Callable[[Any], bool]: ...
+
+    @property
+    def wanted(self) -> str: ...
 
 
 class TaskArgumentError(M3kitError, ValueError):
@@ -165,16 +168,16 @@ def check_args(task: str, function: Callable[..., Task], args: Mapping[str, Any]
     return checked
 
 
-def _validation_field(exc: Exception) -> str | None:
+def _first_error(exc: Exception) -> Any:
+    """The first entry of ``exc.errors()`` (a pydantic ``ValidationError``'s, or a refusal
+    shaped like one); ``None`` for any other exception."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
         return None
     try:
-        first = errors()[0]
-    except Exception:  # noqa: BLE001
+        return errors()[0]
+    except Exception:  # noqa: BLE001 (an ``errors`` of another shape: nothing to name)
         return None
-    loc = first.get("loc") or ()
-    return str(loc[-1]) if loc else None
 
 
 def build(task: str, function: Callable[..., Task], args: Mapping[str, Any],
@@ -189,9 +192,10 @@ def build(task: str, function: Callable[..., Task], args: Mapping[str, Any],
     except M3kitError:
         raise
     except Exception as exc:  # noqa: BLE001 (pydantic ValidationError and other refusals)
-        field = _validation_field(exc)
+        first = _first_error(exc)
+        loc = (first.get("loc") or ()) if first is not None else ()
+        field = str(loc[-1]) if loc else None
         detail = one_line(str(exc))
         if field is not None:
-            first = exc.errors()[0]  # type: ignore[attr-defined]
             detail = f"{field}: {one_line(str(first.get('msg', detail)))}"
         raise TaskArgumentError(f"task {short}: bad argument: {detail}", field=field) from None

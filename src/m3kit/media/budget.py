@@ -10,6 +10,7 @@ caller.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -30,10 +31,8 @@ def frame_bytes(width: int, height: int) -> int:
 def usable_memory_bytes() -> int:
     """Memory this process may use: physical memory, or less when a limit says so."""
     limits: list[int] = []
-    try:
+    with contextlib.suppress(ValueError, OSError, AttributeError):
         limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        pass
     try:
         import resource
 

@@ -152,8 +152,8 @@ def split_screen(
     blocks: list[_Block] = []
     for k, (lo, hi) in enumerate(pairwise(bounds)):
         left, right = (src_a, src_b) if k % 2 == 0 else (src_b, src_a)
-        for side, src in (("left", left), ("right", right)):
-            blocks.append(_Block(src, side, k, k, lo, lo, hi - lo))
+        blocks.append(_Block(left, "left", k, k, lo, lo, hi - lo))
+        blocks.append(_Block(right, "right", k, k, lo, lo, hi - lo))
     if tile_size is None:
         tile_w = max(s.spec.width or 0 for s in sources.values())
         tile_h = _even(max(s.spec.height or 0 for s in sources.values()))
@@ -277,14 +277,16 @@ def _resolve(items: Sequence[SourceLike]) -> tuple[dict[str, _Source], list[str]
                 f"a source must be a path or a ProbeSource, got {type(item).__name__}",
                 record=n, field="sources",
             )
-    taken = {s.id for s, e in zip(specs, explicit) if e}
+    # ``explicit`` holds one flag per spec
+    taken = {s.id for s, e in zip(specs, explicit, strict=True) if e}
     by_key: dict[tuple[Any, ...], str] = {}
     opened: dict[str, _Source] = {}
     ids: list[str] = []
-    for spec, is_explicit in zip(specs, explicit):
+    for spec, is_explicit in zip(specs, explicit, strict=True):
         # A missing file, a symbolic link loop or a directory is named before it is resolved.
         check_video_path(spec.path)
-        key = (str(Path(spec.path).resolve()), spec.start, spec.end, spec.id if is_explicit else None)
+        key = (str(Path(spec.path).resolve()), spec.start, spec.end,
+               spec.id if is_explicit else None)
         if key in by_key:
             ids.append(by_key[key])
             continue
@@ -375,7 +377,8 @@ def _check_size(size: Any, field: str, *, need_even: tuple[bool, bool]) -> tuple
     try:
         w, h = (int(v) for v in size)
     except (TypeError, ValueError):
-        raise CompositionError(f"{field} must be (width, height), got {size!r}", field=field) from None
+        raise CompositionError(f"{field} must be (width, height), got {size!r}",
+                               field=field) from None
     if w <= 0 or h <= 0:
         raise CompositionError(f"{field} must be positive, got {w}x{h}", field=field)
     if (need_even[0] and w % 2) or (need_even[1] and h % 2):
@@ -440,7 +443,7 @@ def _manifest(
         when = src.start + local / rate
         picks = np.searchsorted(src.times, when + _EPS, side="right") - 1
         picks = np.clip(picks, 0, src.times.size - 1)
-        for m, (t, i) in enumerate(zip(when.tolist(), picks.tolist())):
+        for m, (t, i) in enumerate(zip(when.tolist(), picks.tolist(), strict=True)):
             tiles[blk.frame_start + m].append(FrameTile(
                 source=src.id, source_time=round(t, 6), source_index=i, side=blk.side,
                 segment=blk.segment,

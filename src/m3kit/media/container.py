@@ -84,7 +84,7 @@ def open_video(path: str | Path) -> tuple[av.container.InputContainer, av.video.
     try:
         fmt = container.format.name or ""
         if not container.streams.video:
-            kinds = sorted({s.type for s in container.streams}) or ["no streams"]
+            kinds: list[str] = sorted({s.type for s in container.streams}) or ["no streams"]
             raise NotAVideoError(f"has no video stream ({', '.join(kinds)} only)", path=p)
         stream = container.streams.video[0]
         if any(tag in fmt for tag in _IMAGE_DEMUXERS):
@@ -120,7 +120,8 @@ def _short(exc: Exception) -> str:
     return str(msg).strip()
 
 
-def check_not_still(frame_count: int, stream: av.video.stream.VideoStream, path: str | Path) -> None:
+def check_not_still(frame_count: int, stream: av.video.stream.VideoStream,
+                    path: str | Path) -> None:
     """Refuse a single picture (a one-frame GIF, an MJPEG still) handed in as a video."""
     codec = stream.codec_context.name if stream.codec_context is not None else ""
     if frame_count <= 1 and codec in _IMAGE_CODECS:

@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
@@ -22,9 +22,8 @@ from m3kit.media.resize import Resize
 from m3kit.media.sampling import SamplingPolicy, sample_indices
 
 if TYPE_CHECKING:
-    from m3kit.media.store import FrameStore
+    from m3kit.media.store import FrameStore, ImageFormat
 
-ImageFormat = Literal["jpeg", "png"]
 _SUFFIXES: dict[str, str] = {"jpeg": "jpg", "png": "png"}
 
 

@@ -9,6 +9,7 @@ container's frame count keeps m3kit honest when the header lies.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -137,10 +138,8 @@ def scan_index(
 
 def rewind(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> None:
     """Seek back to the start of the file."""
-    try:
+    # Some containers refuse seeking at all; callers reopen instead.
+    with contextlib.suppress(av.error.FFmpegError):
         container.seek(0, backward=True, any_frame=False)
-    except av.error.FFmpegError:
-        # Some containers refuse seeking at all; callers reopen instead.
-        pass
     if stream.codec_context is not None:
         stream.codec_context.flush_buffers()

@@ -6,7 +6,8 @@ import numpy as np
 from PIL import Image
 
 
-def letterbox_box(src_width: int, src_height: int, width: int, height: int) -> tuple[int, int, int, int]:
+def letterbox_box(src_width: int, src_height: int, width: int,
+                  height: int) -> tuple[int, int, int, int]:
     """``(x, y, w, h)`` of the content area when a ``src_width`` × ``src_height`` frame is
     letterboxed into ``width`` × ``height``. Tests use it to crop the content back out."""
     if min(src_width, src_height, width, height) <= 0:

@@ -126,10 +126,10 @@ def render_pdf_page_file(
     """Render 0-based ``page`` at ``dpi`` to a PNG file in ``directory`` and return its path.
 
     ``directory`` defaults to ``pdf_pages_dir()``. The file name is a hash of the PDF's
-    ``file_stamp`` (resolved path, size, modification time), the page and the dpi, so a page is rendered once,
-    a changed PDF gets a new file, and one folder serves every caller and process. The PNG is
-    written atomically. Model providers and OCR read images by path, which is why pages are
-    materialised at all.
+    ``file_stamp`` (resolved path, size, modification time), the page and the dpi, so a page is
+    rendered once, a changed PDF gets a new file, and one folder serves every caller and process.
+    The PNG is written atomically. Model providers and OCR read images by path, which is why
+    pages are materialised at all.
     """
     import hashlib
 
@@ -225,7 +225,8 @@ def write_text_pdf(
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n"
+            f"startxref\n{xref}\n%%EOF\n").encode()
     p = Path(path)
     p.write_bytes(bytes(out))
     return p

@@ -38,8 +38,8 @@ STORE_CHUNK = 32
 class FrameSource(Protocol):
     """Anything that serves RGB frames by index, like ``m3kit.media.store.FrameStore``."""
 
-    def get_frames(self, video: Any, indices: Sequence[int], resize: Any = None) -> list[np.ndarray]:
-        ...
+    def get_frames(self, video: Any, indices: Sequence[int],
+                   resize: Any = None) -> list[np.ndarray]: ...
 
 
 def render_probe(
@@ -65,8 +65,10 @@ def render_probe(
     feeds = _Feeds(manifest, runs, indexes, store)
     try:
         with VideoWriter(out, recipe.width, recipe.height, recipe.fps, crf=crf) as writer:
-            for frame, run_ids in zip(manifest.frames, tile_runs):
-                images = [feeds.get(r, t.source_index) for r, t in zip(run_ids, frame.tiles)]
+            # ``_plan_runs`` gives one run list per frame, one run per tile
+            for frame, run_ids in zip(manifest.frames, tile_runs, strict=True):
+                images = [feeds.get(r, t.source_index)
+                          for r, t in zip(run_ids, frame.tiles, strict=True)]
                 writer.write(compose_frame(recipe, frame, images))
                 feeds.release_finished(frame.index)
                 if progress is not None:
@@ -112,14 +114,15 @@ def materialize(
         else:
             with VideoDecoder(path) as decoder:
                 images = decoder.get_frames(order)
-        pixels.update(((source_id, i), img) for i, img in zip(order, images))
+        pixels.update(((source_id, i), img) for i, img in zip(order, images, strict=True))
     return [
         compose_frame(manifest.recipe, f, [pixels[(t.source, t.source_index)] for t in f.tiles])
         for f in frames
     ]
 
 
-def compose_frame(recipe: ProbeRecipe, frame: ProbeFrame, images: Sequence[np.ndarray]) -> np.ndarray:
+def compose_frame(recipe: ProbeRecipe, frame: ProbeFrame,
+                  images: Sequence[np.ndarray]) -> np.ndarray:
     """The output canvas of ``frame``: each tile's source image letterboxed into its region."""
     canvas = np.zeros((recipe.height, recipe.width, 3), dtype=np.uint8)
     for tile, image in zip(frame.tiles, images, strict=True):
@@ -261,7 +264,8 @@ class _Feeds:
         return _Feed(frames, decoder.close)
 
 
-def _store_frames(store: FrameSource, path: str, indices: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+def _store_frames(store: FrameSource, path: str,
+                  indices: list[int]) -> Iterator[tuple[int, np.ndarray]]:
     for lo in range(0, len(indices), STORE_CHUNK):
         chunk = indices[lo : lo + STORE_CHUNK]
-        yield from zip(chunk, store.get_frames(path, chunk))
+        yield from zip(chunk, store.get_frames(path, chunk), strict=True)

@@ -20,7 +20,7 @@ import numpy as np
 from m3kit.errors import SamplingError
 
 SamplingPolicy = Literal["uniform", "uniform_inner", "fps"]
-POLICIES: tuple[str, ...] = ("uniform", "uniform_inner", "fps")
+POLICIES: tuple[SamplingPolicy, ...] = ("uniform", "uniform_inner", "fps")
 DEFAULT_N: dict[str, int] = {"uniform": 96, "uniform_inner": 64}
 # Highest rate the fps policy accepts: above any recorded frame rate, and it bounds the instants
 # a request enumerates (one hour at this rate: 3.6 million).
@@ -50,7 +50,8 @@ def uniform_inner_indices(num_frames: int, n: int) -> list[int]:
     return sorted({(i * num_frames) // (n + 1) for i in range(1, n + 1)})
 
 
-def fps_indices(times: Sequence[float] | np.ndarray, rate: float, max_frames: int | None = None) -> list[int]:
+def fps_indices(times: Sequence[float] | np.ndarray, rate: float,
+                max_frames: int | None = None) -> list[int]:
     """One frame per ``1/rate`` seconds from the first timestamp, capped at ``max_frames``.
 
     The frame picked for an instant is the one on screen then: the last frame whose timestamp is

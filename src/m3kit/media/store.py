@@ -41,14 +41,13 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Self
+from typing import Literal, Self, get_args
 
 import numpy as np
 from PIL import Image
 
 from m3kit.errors import FrameStoreError
 from m3kit.files import (
-    STALE_TEMP_S,  # noqa: F401 - re-exported: the age of a dead writer's temporary file
     atomic_file,
     commit_temp,
     is_orphan_temp,
@@ -65,9 +64,10 @@ from m3kit.media.resize import Resize, resize_key
 try:
     import fcntl
 except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # None marks the module absent (checked below)
 
 ImageFormat = Literal["jpeg", "png"]
+IMAGE_FORMATS: tuple[ImageFormat, ...] = get_args(ImageFormat)
 
 DEFAULT_BUDGET_BYTES = 10 * 2**30
 # Eviction goes below the budget, not to it, so that a store at its limit does not evict again
@@ -198,11 +198,10 @@ class FrameStore:
         self._db_path = self.root / "store.sqlite"
         self._ext = _EXTENSIONS[image_format]
         self._variant = "png" if image_format == "png" else f"jpeg-q{jpeg_quality}"
-        self._save_args: dict[str, object] = (
-            {"format": "PNG", "compress_level": 1} if image_format == "png"
-            else {"format": "JPEG", "quality": jpeg_quality}
-        )
-        self._pil_formats = (str(self._save_args["format"]),)  # no probing of other formats
+        self._pil_format = _PIL_FORMAT_OF[self._ext]
+        self._save_params = ({"compress_level": 1} if image_format == "png"
+                             else {"quality": jpeg_quality})
+        self._pil_formats = (self._pil_format,)  # no probing of other formats
         self._identities = IdentityCache()
         self._workers = min(MAX_WORKERS, _usable_cpus())
         self._pid: int | None = None
@@ -234,7 +233,8 @@ class FrameStore:
         return self.fetch_many([FrameRequest(video, tuple(indices), resize)])[0]
 
     def fetch_many(self, requests: Sequence[FrameRequest]) -> list[list[np.ndarray]]:
-        """Serve several requests; each video's missing frames (any resizes) take one decode pass."""
+        """Serve several requests; each video's missing frames (any resizes) take one decode
+        pass."""
         self._ensure_process()
         keyed = [self._keyed(request) for request in requests]
         unique = list(dict.fromkeys(name for k in keyed for name in k.names))
@@ -266,8 +266,10 @@ class FrameStore:
         present = set(self._present_and_touch(list(dict.fromkeys(keyed.names))))
         self.stats.hits += len(present)
         if on_frame is not None:
-            for index in dict.fromkeys(i for i, name in zip(keyed.request.indices, keyed.names)
-                                       if name in present):
+            # one name per requested index
+            for index in dict.fromkeys(
+                    i for i, name in zip(keyed.request.indices, keyed.names, strict=True)
+                    if name in present):
                 on_frame(index)
         for want in self._missing([keyed], present):
             self._decode_and_store(want, keep=False, protect=frozenset(keyed.names),
@@ -496,7 +498,7 @@ class FrameStore:
                                   path=shard) from None
         try:
             with open(temp, "wb") as fh:
-                Image.fromarray(rgb).save(fh, **self._save_args)
+                Image.fromarray(rgb).save(fh, format=self._pil_format, **self._save_params)
                 size = fh.tell()
         except BaseException as exc:
             _unlink(temp)
@@ -643,7 +645,8 @@ class FrameStore:
         target = self._index_path(identity)
         try:
             with atomic_file(target, "wb", durable=False) as fh:
-                np.savez(fh, **index.to_arrays())
+                # numeric arrays only: allow_pickle=False as ``_load_index`` reads them
+                np.savez(fh, allow_pickle=False, **index.to_arrays())
         except OSError as exc:
             raise FrameStoreError(f"cannot cache the frame index ({exc.strerror or exc})",
                                   path=target) from None

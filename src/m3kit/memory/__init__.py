@@ -18,7 +18,7 @@ from m3kit.memory.base import (
     MemoryItem,
     Modality,
 )
-from m3kit.memory.context import ContextMemory, PromptBuilder, ask_model
+from m3kit.memory.context import ContextMemory
 from m3kit.memory.events import (
     conversation_events,
     frame_events,
@@ -30,8 +30,9 @@ from m3kit.memory.events import (
 from m3kit.memory.hierarchical import HierarchicalMemory
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.proctor import ProctorMemory
+from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.memory.rag import RagMemory
-from m3kit.memory.registry import MEMORIES, make_memory
+from m3kit.memory.registry import make_memory, memory_names
 from m3kit.memory.retrieval.index import (
     INDEXES,
     FaissIndex,
@@ -43,7 +44,6 @@ from m3kit.memory.retrieval.index import (
 
 __all__ = [
     "INDEXES",
-    "MEMORIES",
     "AnswerRequest",
     "ContextMemory",
     "EventKind",
@@ -68,6 +68,7 @@ __all__ = [
     "items_from_events",
     "make_index",
     "make_memory",
+    "memory_names",
     "merge_events",
     "transcript_events",
 ]

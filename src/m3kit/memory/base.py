@@ -24,7 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, TypeVar
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +34,9 @@ from m3kit.memory.retrieval.items import Modality as Modality
 from m3kit.schema.media import MediaRef
 from m3kit.schema.prediction import Usage
 from m3kit.schema.skipped import SkippedRecord
+
+if TYPE_CHECKING:
+    from m3kit.memory.retrieval.config import RetrievalConfig
 
 EventKind = Literal["frame", "transcript", "round", "image", "pdf_page", "text"]
 
@@ -81,8 +84,9 @@ class AnswerRequest:
 
     ``prompt`` is what the model is asked (instructions, choices...); ``query`` is the text
     used for retrieval and modality-bias detection: the caller's bare question, else the prompt
-    itself; ``time`` is the question's causal cut (``None``: everything). One record rather than a parameter list: every memory gets the same call, and a new
-    field reaches all of them without changing their signatures.
+    itself; ``time`` is the question's causal cut (``None``: everything). One record rather
+    than a parameter list: every memory gets the same call, and a new field reaches all of them
+    without changing their signatures.
     """
 
     prompt: str
@@ -126,6 +130,25 @@ class Memory(ABC):
     """
 
     name: ClassVar[str]
+    # The search a memory that searches runs when its constructor's ``retrieval`` is not
+    # given (a preset of ``retrieval.config``); ``None``: it does not search, and takes no
+    # retrieval settings.
+    default_retrieval: ClassVar[RetrievalConfig | None] = None
+
+    @classmethod
+    def from_settings(cls, **settings: Any) -> Self:
+        """This memory built from flat settings (``memory_config``, ``make_memory``): its
+        constructor's keywords, and for a memory that searches the retrieval settings, flat
+        or under ``retrieval`` (``retrieval.config.settings_record``, over
+        ``default_retrieval``), gathered into its ``retrieval`` record."""
+        if cls.default_retrieval is None:
+            return cls(**settings)
+        from m3kit.memory.retrieval.config import settings_record
+
+        record, own = settings_record(settings, cls.default_retrieval)
+        # Only a memory that searches (a ``default_retrieval``) takes ``retrieval``: a keyword
+        # this base's constructor lacks, so it is passed among the settings.
+        return cls(**{**own, "retrieval": record})
 
     def __init__(self) -> None:
         self._items: dict[str, list[MemoryItem]] = {}
@@ -242,5 +265,5 @@ class Memory(ABC):
         calls, under ``ingest``'s lock of ``key``."""
         self._skipped.setdefault(key, []).extend(records)
 
-    def _forget(self, key: str) -> None:
+    def _forget(self, key: str) -> None:  # noqa: B027 - a hook: by default nothing to drop
         """Drop what a subclass keeps for ``key`` beyond its items (an index, a report)."""

@@ -12,14 +12,20 @@ of its last clip. Retrieval is coarse to fine: the ``days`` best day summaries, 
 best hours in them, the ``k`` best clips in those hours, best first; the answer model gets the
 clip captions (time order) and the question.
 
-"Best" follows ``retrieval`` (``hybrid.RETRIEVAL_MODES``): ``dense`` is EgoButler's cosine
-similarity of the embedded texts; ``lexical`` BM25 (SQLite FTS5, ``lexical``); ``hybrid`` (the
-default) fuses, at each level, the cosine ranking of the level's candidates with their BM25
-ranking by reciprocal rank (c = 60, as ``HybridIndex``). Both engines search with the causal
-filter inside: the levels visible at the question's time, the straddling ones as rebuilt (their
-rebuilt text joins the BM25 index for that search only, so a search never depends on the
-questions asked before it). The stored index keeps the vectors; the BM25 index is rebuilt from
-the stored texts on load, so the retrieval mode is not part of the store's address.
+"Best" follows ``retrieval`` (``retrieval.config.RetrievalConfig``; default ``FUSED_SEARCH``,
+``PersistentMemory``'s), searched through the shared hybrid engine (``hybrid.HybridIndex``),
+one search per level with the level's candidates as its ``allow`` set: mode ``dense`` is
+EgoButler's cosine similarity of the embedded texts; ``lexical`` BM25 (SQLite FTS5,
+``lexical``); ``hybrid`` (the default) fuses, at each level, the cosine ranking of the level's
+candidates with their BM25 ranking by reciprocal rank (c = 60). Equal scores rank by id, and
+every candidate is ranked (one no retriever finds scores 0). Both retrievers search with the
+causal filter inside: the levels visible at the question's time, the straddling ones as
+rebuilt (transient items of the engine: their rebuilt text joins the BM25 index for that search
+only, so a search never depends on the questions asked before it). ``rewriting`` rewrites the
+question, an ``expander``'s texts join every level's search, a ``reranker`` reorders the top
+``rerank_depth`` clips before the ``k`` best are kept; views are not searched (the stored index
+keeps the texts' vectors only). The stored index keeps the vectors; the BM25 index is rebuilt
+from the stored texts on load, so the search is not part of the store's address.
 
 The causal cut at every level: a clip, hour or day that ends after the question's time is not
 shown as stored; it is *rebuilt at the cut* from what came before it (the clip from its frames'
@@ -37,8 +43,7 @@ person's days (SuperMemory-VQA), ``h:mm:ss.s`` on a video's clock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -47,12 +52,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
-from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import TimeLabel, clock, span_label, time_label, wall_clock
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
-from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
-from m3kit.memory.retrieval.hybrid import RetrievalMode
-from m3kit.memory.retrieval.index import IndexFactory, VectorIndex
+from m3kit.memory.prompt import PromptBuilder, ask_model
+from m3kit.memory.retrieval.config import RetrievalConfig
+from m3kit.memory.retrieval.hybrid import HybridIndex, TransientItem, unit_vector
+from m3kit.memory.retrieval.query import RetrievalQuery
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.captions import (
     ClipCaptioner,
@@ -103,8 +108,8 @@ class _Percepts(BaseModel):
 class EgoRagMemory(PersistentMemory):
     """EgoButler: 30-second clip captions, hour and day summaries, day -> hour -> clip.
 
-    ``retrieval``: ``hybrid`` (BM25 + dense, fused), ``dense`` (EgoButler's cosine alone),
-    ``lexical`` (BM25 alone), at every level."""
+    ``retrieval``: the search at every level (module doc; ``mode`` ``hybrid``: BM25 + dense,
+    fused; ``dense``: EgoButler's cosine alone; ``lexical``: BM25 alone)."""
 
     name = "egorag"
     state_model = _Percepts
@@ -123,8 +128,7 @@ class EgoRagMemory(PersistentMemory):
         speech: Literal["auto", "transcripts", "whisper", "none"] = "auto",
         ocr: bool = True,
         detector: Literal["color-regions", "none"] = "color-regions",
-        retrieval: RetrievalMode = "hybrid",
-        index: str | IndexFactory = "faiss",
+        retrieval: RetrievalConfig | None = None,
         store: str | Path | IndexStore | None | Literal[False] = None,
         executor: Executor = "inprocess",
         workers: int = 2,
@@ -136,7 +140,7 @@ class EgoRagMemory(PersistentMemory):
         perception = PerceptionConfig(
             ocr=ocr, detector=detector,
             speech="whisper" if speech in ("auto", "whisper") else "none")
-        super().__init__(embedder=embedder, index=index, store=store, executor=executor,
+        super().__init__(embedder=embedder, store=store, executor=executor,
                          workers=workers, perception=perception, perceivers=perceivers,
                          progress=progress, retrieval=retrieval)
         self.k, self.hours, self.days = k, hours, days
@@ -145,9 +149,6 @@ class EgoRagMemory(PersistentMemory):
         self.speech = speech
         self.captioner = captioner or SurrogateClipCaptioner()
         self.summarizer = summarizer or ExtractiveSummarizer()
-        self._indexes: dict[str, VectorIndex] = {}
-        # A search adds its rebuilt texts to the key's BM25 index and takes them out again.
-        self._lexical_lock = threading.Lock()
         self._percepts: dict[str, _Percepts] = {}
         self._rebuilt: dict[tuple[str, str, int], tuple[str, np.ndarray]] = {}
         self._summaries_cache: dict[tuple[str, str, int], MemoryItem] = {}
@@ -158,7 +159,7 @@ class EgoRagMemory(PersistentMemory):
             "memory": self.name, "k": self.k, "hours": self.hours, "days": self.days,
             "clip_seconds": self.clip_seconds, "fps": self.fps, "speech": self.speech,
             "captioner": self.captioner.name, "summarizer": self.summarizer.name,
-            "retrieval": self.retrieval, **self.base_config(),
+            **self.base_config(),
         }
 
     # -- build -----------------------------------------------------------------------------------
@@ -194,8 +195,8 @@ class EgoRagMemory(PersistentMemory):
         touched = {self._window(float(e.metadata.get("start", e.time or 0.0)))
                    for e in new_events}
         kept = [c for c in old_clips if int(c.metadata["window"]) not in touched]
-        clips = kept + [self._clip(key, w, percepts, None) for w in sorted(touched)]
-        clips = [c for c in clips if c is not None]
+        remade = (self._clip(key, w, percepts, None) for w in sorted(touched))
+        clips = kept + [c for c in remade if c is not None]
         clips.sort(key=lambda c: c.time or 0.0)
         summaries = self._summaries(key, clips, percepts.label())
         items = sorted(clips + summaries, key=lambda i: (i.time or 0.0, i.id))
@@ -207,7 +208,8 @@ class EgoRagMemory(PersistentMemory):
         vectors = dict(zip((i.id for i in fresh), self.embed([i.text for i in fresh]),
                            strict=True))
         ids = [i.id for i in items]
-        matrix = np.stack([vectors.get(i, old_vectors.get(i)) for i in ids]).astype(np.float32) \
+        rows = {**old_vectors, **vectors}  # every item is fresh or stored before
+        matrix = np.stack([rows[i] for i in ids]).astype(np.float32) \
             if ids else np.zeros((0, self.embedder().dim), dtype=np.float32)
         return (StoredIndex(key=key, event_hashes=[], items=items,
                             arrays={"ids": np.asarray(ids, dtype=str), "vectors": matrix},
@@ -269,14 +271,15 @@ class EgoRagMemory(PersistentMemory):
                            float(members[0].metadata["start"]),
                            max(float(m.time or 0.0) for m in members), label)
 
-    def _load(self, key: str, stored: StoredIndex) -> None:
+    def _load(self, key: str, stored: StoredIndex) -> HybridIndex:
         ids = [str(i) for i in stored.arrays.get("ids", ())]
         vectors = stored.arrays.get("vectors", np.zeros((0, self.embedder().dim)))
-        self._indexes[key] = self.new_index(ids, vectors)
         self._percepts[key] = _Percepts.model_validate_json(stored.state)
+        # EgoButler ranks each level's candidates by score, equal scores by id: the order the
+        # stored and the rebuilt levels entered the indexes must not decide.
+        return self.stored_engine(stored, self.new_index(ids, vectors), ties="id")
 
     def _drop(self, key: str) -> None:
-        self._indexes.pop(key, None)
         self._percepts.pop(key, None)
         with self._rebuilt_lock:
             for cached in [c for c in self._rebuilt if c[0] == key]:
@@ -337,71 +340,34 @@ class EgoRagMemory(PersistentMemory):
                 self._summaries_cache[cache_key] = cached
         return cached
 
-    def search(self, key: str, query: str, time: float | None) -> list[tuple[MemoryItem, float]]:
-        """Coarse to fine at ``time``: days, then hours in them, then clips in those hours,
-        the clips best first with their score (cosine, BM25 or fused: ``retrieval``). Worker
-        thread."""
-        levels = self.levels_at(key, time)
+    def _coarse_to_fine(self, key: str, levels: Sequence[MemoryItem], query: RetrievalQuery,
+                        depth: int) -> list[tuple[MemoryItem, float]]:
+        """The ``depth`` best clips for ``query`` among ``levels`` (``levels_at``), each level
+        searched by the key's engine with its candidates as the filter, the levels rebuilt at
+        the cut as transient items. Runs the embedder: worker thread."""
         if not levels:
             return []
-        rank = self._ranker(key, query, levels)
+        engine = self._engines[key]
+        lexical = engine.mode == "lexical"
+        vector = None if lexical else self.embed([query.text])[0]
+        transient = [TransientItem(i.id, i.text, None if lexical else self._rebuilt_vector(key, i))
+                     for i in levels if i.metadata.get("rebuilt")]
+
+        def rank(candidates: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
+            """``candidates`` (one level's) best first, ties by id, every one ranked (one no
+            retriever found at 0)."""
+            found = dict(engine.search(query, len(candidates), allow=[i.id for i in candidates],
+                                       vector=vector, transient=transient))
+            return sorted(((i, found.get(i.id, 0.0)) for i in candidates),
+                          key=lambda pair: (-pair[1], pair[0].id))
+
         days = [i for i, _ in rank([i for i in levels if i.metadata["level"] == "day"])]
         day_set = {int(d.metadata["start"] // DAY) for d in days[: self.days]}
         hours = [i for i, _ in rank([i for i in levels if i.metadata["level"] == "hour"
                                      and int(i.metadata["start"] // DAY) in day_set])]
         hour_set = {int(h.metadata["start"] // HOUR) for h in hours[: self.hours]}
         return rank([i for i in levels if i.metadata["level"] == "clip"
-                     and int(i.metadata["start"] // HOUR) in hour_set])[: self.k]
-
-    def _ranker(self, key: str, query: str, levels: Sequence[MemoryItem]
-                ) -> Callable[[Sequence[MemoryItem]], list[tuple[MemoryItem, float]]]:
-        """A function that ranks some of ``levels`` (one level's candidates) for ``query``,
-        best first (ties by id): by cosine, by BM25 (a candidate sharing no term with the query
-        scores 0 and comes last), or by the two rankings fused (``retrieval``)."""
-        dense = self._cosines(key, query, levels) if self.retrieval != "lexical" else {}
-        lexical = self._bm25(key, query, levels) if self.retrieval != "dense" else {}
-
-        def ordered(scores: dict[str, float], items: Sequence[MemoryItem]) -> list[str]:
-            found = [i.id for i in items if i.id in scores]
-            return sorted(found, key=lambda i: (-scores[i], i))
-
-        def rank(items: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
-            if self.retrieval == "hybrid":
-                fused = dict(reciprocal_rank_fusion(
-                    [ordered(dense, items), ordered(lexical, items)], c=RRF_C))
-            else:
-                fused = dense or lexical
-            return sorted(((i, fused.get(i.id, 0.0)) for i in items),
-                          key=lambda pair: (-pair[1], pair[0].id))
-
-        return rank
-
-    def _cosines(self, key: str, query: str, levels: Sequence[MemoryItem]) -> dict[str, float]:
-        """Cosine similarity of each level item to ``query``: stored vectors for stored items,
-        fresh (cached) embeddings for the ones rebuilt at a cut."""
-        q = self.embed([query])[0]
-        stored_ids = [i.id for i in levels if not i.metadata.get("rebuilt")]
-        hits = dict(self._indexes[key].search(q, len(stored_ids), allow=stored_ids)[0]) \
-            if stored_ids else {}
-        for item in levels:
-            if item.metadata.get("rebuilt"):
-                hits[item.id] = float(self._rebuilt_vector(key, item) @ _unit(q))
-        return hits
-
-    def _bm25(self, key: str, query: str, levels: Sequence[MemoryItem]) -> dict[str, float]:
-        """BM25 of each level item that shares a term with ``query``: one FTS5 search with the
-        visible levels as its filter, the rebuilt ones in the index for this search only. A
-        score does not depend on the filter, so each level's ranking is its items' order."""
-        lexical = self._lexical[key]
-        rebuilt = {i.id: i for i in levels if i.metadata.get("rebuilt")}  # ids end in AT_CUT
-        allow = [i.id for i in levels if not i.metadata.get("rebuilt")] + list(rebuilt)
-        with self._lexical_lock:
-            lexical.add(list(rebuilt), [i.text for i in rebuilt.values()])
-            try:
-                hits = lexical.search(query, len(allow), allow=allow)
-            finally:
-                lexical.remove(rebuilt)
-        return dict(hits)
+                     and int(i.metadata["start"] // HOUR) in hour_set])[:depth]
 
     def _rebuilt_vector(self, key: str, item: MemoryItem) -> np.ndarray:
         cache_key = (key, item.id, hash(item.text))
@@ -409,24 +375,46 @@ class EgoRagMemory(PersistentMemory):
             cached = self._rebuilt.get(cache_key)
         if cached is not None:
             return cached[1]
-        vector = _unit(self.embed([item.text])[0])
+        vector = unit_vector(self.embed([item.text])[0])
         with self._rebuilt_lock:
             self._rebuilt[cache_key] = (item.text, vector)
         return vector
+
+    async def ranked(self, key: str, query: str, time: float | None
+                     ) -> list[tuple[MemoryItem, float]]:
+        """Coarse to fine at ``time``: days, then hours in them, then clips in those hours,
+        the ``k`` best clips first with their score (cosine, BM25 or fused: the search's mode;
+        positional once reranked). The question is rewritten when the search rewrites, the
+        expander's texts join every level's search, the top ``rerank_depth`` clips are
+        reranked before the ``k`` best are kept."""
+        expansions = await self.expander.expand(query) if self.expander else []
+        stage = self.rerank_stage
+
+        def first_stage() -> tuple[RetrievalQuery, list[tuple[MemoryItem, float]]]:
+            levels = self.levels_at(key, time)
+            rewritten = self.rewrite(query, levels, expansions)
+            depth = max(self.k, stage.depth) if stage else self.k
+            return rewritten, self._coarse_to_fine(key, levels, rewritten, depth)
+
+        rewritten, hits = await anyio.to_thread.run_sync(first_stage)
+        if stage is not None:
+            by_id = {clip.id: clip for clip, _ in hits}
+            reordered = await stage.apply(rewritten.text, [(i.id, s) for i, s in hits],
+                                          {i: clip.text for i, clip in by_id.items()})
+            hits = [(by_id[i], s) for i, s in reordered]
+        return hits[: self.k]
 
     async def retrieve(self, key: str, query: str, *, k: int | None = None,
                        time: float | None = None) -> list[MemoryItem]:
         # The rebuilt levels need the time itself, not only the stored items visible at it.
         self.visible(key, time)  # KeyError before ingest, as every memory
         k = checked_k(k)
-        hits = await anyio.to_thread.run_sync(partial(self.search, key, query, time))
-        ranked = [item for item, _ in hits]
+        ranked = [item for item, _ in await self.ranked(key, query, time)]
         return ranked if k is None else ranked[:k]
 
     async def _answer(self, key: str, items: list[MemoryItem], request: AnswerRequest
                       ) -> MemoryAnswer:
-        hits = await anyio.to_thread.run_sync(
-            partial(self.search, key, request.query, request.time))
+        hits = await self.ranked(key, request.query, request.time)
         builder = PromptBuilder()
         chosen = sorted((c for c, _ in hits), key=lambda c: c.time or 0.0)
         if chosen:
@@ -459,7 +447,3 @@ def _at_cut(item: MemoryItem, cut_at: float | None = None) -> MemoryItem:
     return item.model_copy(update={"id": f"{item.id}{AT_CUT}",
                                    "metadata": {**item.metadata, "rebuilt": True, **extra}})
 
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector

@@ -139,7 +139,8 @@ def conversation_events(conversation: Conversation) -> list[MemoryEvent]:
     previous = -1.0
     counter = 0
     for session in conversation.sessions:
-        base = _seconds_between(first, session.parsed_date) if first and session.parsed_date else 0.0
+        base = (_seconds_between(first, session.parsed_date) if first and session.parsed_date
+                else 0.0)
         for position, rnd in enumerate(session.rounds):
             if first is None:
                 t = float(counter)
@@ -152,7 +153,8 @@ def conversation_events(conversation: Conversation) -> list[MemoryEvent]:
             counter += 1
             when = " ".join(x for x in (session.id, session.date) if x)
             # ``session_date``: the released date string, for query rewriting's calendar
-            # scopes (``m3kit.memory.retrieval.query``) where the clock is a counter (undated sessions).
+            # scopes (``m3kit.memory.retrieval.query``) where the clock is a counter (undated
+            # sessions).
             meta = {"session_id": session.id, "round_id": rnd.id, "when": when,
                     "session_date": session.date}
             events.append(MemoryEvent(
@@ -249,9 +251,9 @@ def items_from_events(
         logger.warning("memory %s: attachment skipped: %s", key, error)
     if skipped is not None:
         skipped.extend(SkippedRecord.from_error(error) for error in unusable)
-    skipped = {error.record for error in unusable}
+    left_out = {error.record for error in unusable}
     return [_item(key, event, ocr.get(event.id, "")) for event in ordered
-            if event.id not in skipped]
+            if event.id not in left_out]
 
 
 def item_label(item: MemoryItem) -> str:
@@ -261,14 +263,6 @@ def item_label(item: MemoryItem) -> str:
         when = clock(item.time)
     prefix = f"[{when}] " if when else ""
     return f"{prefix}{item.modality} {item.id}"
-
-
-def load_rgb(ref: ImageRef, *, record: str | None = None) -> np.ndarray:
-    """The image as an RGB ``uint8`` array, upright per its EXIF orientation
-    (``m3kit.media.image.read_image_rgb``: pixel-bounded, typed errors)."""
-    from m3kit.media.image import read_image_rgb
-
-    return read_image_rgb(ref.path, record=record)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -362,18 +356,21 @@ def _read_images(
     link is not read), by event id, and the errors of the images that cannot be decoded
     (damaged, malformed inline data, over the pixel bound), each naming its event. A missing
     file still raises: a frame the store evicted is no property of the data."""
+    from m3kit.media.image import read_image_rgb
+
     # A web image is never fetched (m3kit runs offline; the loader reports it once): its
     # released caption is its whole surrogate.
-    todo = [e for e in events if e.kind in VISUAL_KINDS and isinstance(e.media, ImageRef)
-            and not e.media.remote]
+    todo = [(e, e.media) for e in events if e.kind in VISUAL_KINDS
+            and isinstance(e.media, ImageRef) and not e.media.remote]
     texts: dict[str, str] = {}
     unusable: list[MediaError] = []
     for start in range(0, len(todo), OCR_BATCH):
         batch: list[MemoryEvent] = []
         images: list[np.ndarray] = []
-        for event in todo[start : start + OCR_BATCH]:
+        for event, media in todo[start : start + OCR_BATCH]:
             try:
-                images.append(load_rgb(event.media, record=event.id))  # type: ignore[arg-type]
+                # upright per its EXIF orientation, pixel-bounded, typed errors
+                images.append(read_image_rgb(media.path, record=event.id))
             except (CorruptMediaError, MediaTooLargeError) as exc:
                 unusable.append(exc)
                 continue

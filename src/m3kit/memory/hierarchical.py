@@ -13,10 +13,10 @@ session summary reads unlike the question) loses it: on Alex_Veterinarian that h
 With ``routing="prefer"`` (the default) every visible round competes and the chosen sessions'
 rounds are ranked again among themselves and fused in (``hybrid``'s scopes): the coarse step
 lifts its sessions instead of hiding the others. Both levels search the hybrid index (BM25 and
-dense, fused) with the question's time scope (``query``). The prompt holds the chosen sessions' summaries,
-then the chosen rounds' full text (with their raw images when ``send_images``: the multimodal
-variant), in time order. ``retrieved_ids`` is the chosen rounds, best first, as ``retrieve``
-gives them.
+dense, fused) with the question's time scope (``query``). The prompt holds the chosen
+sessions' summaries, then the chosen rounds' full text (with their raw images when
+``send_images``: the multimodal variant), in time order. ``retrieved_ids`` is the chosen
+rounds, best first, as ``retrieve`` gives them.
 """
 
 from __future__ import annotations
@@ -28,16 +28,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.proctor.surrogates import build_chunks, chunk_raw, first_sentence, is_summary
-from m3kit.memory.retrieval.index import IndexFactory
+from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.schema.media import ImageRef
 
 if TYPE_CHECKING:
-    from m3kit.memory.retrieval.hybrid import RetrievalMode
-    from m3kit.memory.retrieval.query import QueryExpander
-    from m3kit.memory.retrieval.rerank import Reranker
+    from m3kit.memory.retrieval.config import RetrievalConfig
     from m3kit.perception.base import TextEmbedder, TextReader
 
 ROUND_SUMMARY_WORDS = 25
@@ -61,7 +58,7 @@ def round_summary(chunk: MemoryItem) -> str:
 
 class HierarchicalMemory(IndexedMemory):
     """Coarse-to-fine retrieval: the best sessions by summary (``sessions`` of them), then the
-    best rounds (``k``)."""
+    best rounds (``k``); ``retrieval``: the search at both levels (``IndexedMemory``)."""
 
     name = "hierarchical"
 
@@ -73,20 +70,12 @@ class HierarchicalMemory(IndexedMemory):
         k: int = 8,
         send_images: bool = False,
         max_images: int = 10,
-        index: str | IndexFactory = "faiss",
         ocr: bool = False,
         reader: TextReader | None = None,
         routing: str = "prefer",
-        retrieval: RetrievalMode = "hybrid",
-        views: bool = True,
-        rewriting: bool = True,
-        expander: QueryExpander | str | None = None,
-        reranker: Reranker | str | None = None,
-        rerank_depth: int = 30,
+        retrieval: RetrievalConfig | None = None,
     ) -> None:
-        super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
-                         views=views, rewriting=rewriting, expander=expander, reranker=reranker,
-                         rerank_depth=rerank_depth)
+        super().__init__(embedder=embedder, reader=reader, retrieval=retrieval)
         if sessions <= 0 or k <= 0:
             raise ValueError("sessions and k must be positive")
         if routing not in ROUTINGS:
@@ -106,7 +95,7 @@ class HierarchicalMemory(IndexedMemory):
             "k": self.k,
             "send_images": self.send_images,
             "max_images": self.max_images,
-            **self.index_config(),
+            **self.search_config(),
             "ocr": self.ocr_config(),
         }
 

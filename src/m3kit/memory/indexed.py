@@ -22,20 +22,20 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Collection, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
-from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
+from m3kit.memory.base import MemoryEvent, MemoryItem
 from m3kit.memory.ocr import OcrSurrogates
-from m3kit.memory.retrieval.expansion import ModelQueryExpander
-from m3kit.memory.retrieval.hybrid import HybridIndex, RetrievalMode, checked_retrieval
-from m3kit.memory.retrieval.index import Hit, IndexFactory, VectorIndex, make_index
-from m3kit.memory.retrieval.query import QueryExpander, RetrievalQuery, rewrite_query, session_spans
-from m3kit.memory.retrieval.rerank import Reranker, RerankStage, named_reranker
+from m3kit.memory.retrieval.hybrid import HybridIndex
+from m3kit.memory.retrieval.index import Hit, VectorIndex
+from m3kit.memory.retrieval.query import RetrievalQuery
 from m3kit.memory.retrieval.views import turn_windows
+from m3kit.memory.vectors import VectorMemory
 
 if TYPE_CHECKING:
+    from m3kit.memory.retrieval.config import RetrievalConfig
     from m3kit.perception.base import TextEmbedder, TextReader
 
 
@@ -45,55 +45,29 @@ if TYPE_CHECKING:
 ROUTING_WEIGHT = 0.5
 
 
-class IndexedMemory(OcrSurrogates, Memory):
+class IndexedMemory(OcrSurrogates, VectorMemory):
     """A memory with a text embedder and a hybrid index per key.
 
     Subclasses say what to store and what to index (``_prepare``); the build runs it and the
     embedder in a worker thread and keeps the index. ``ocr`` (set by subclasses) hands the OCR
-    ``reader`` to ``_prepare``. ``retrieval`` picks the first stage (``hybrid``, ``dense``,
-    ``lexical``); ``views`` adds the items' passages and turn windows to a hybrid search
-    (``views``); ``rewriting`` rewrites the question (``query``: format instructions out,
-    compared parts, the time scope; off: the bare question);
-    ``expander`` adds query texts; ``reranker`` reorders the top ``rerank_depth`` (each: an
-    object, or a name: ``maxsim`` for the late-interaction reranker, else an inspect model's
-    for the model-backed one).
+    ``reader`` to ``_prepare``. ``retrieval`` is the search (``retrieval.config``; default
+    ``default_retrieval``): the first stage's mode, the vector engine, the views (the items'
+    passages and turn windows), query rewriting (format instructions out, compared parts, the
+    time scope; off: the bare question), an expander's query texts, a reranker over the top
+    ``rerank_depth`` (a name: ``maxsim`` for the late-interaction reranker over this memory's
+    MiniLM, else an inspect model's).
     """
 
     def __init__(
         self,
         *,
         embedder: TextEmbedder | None = None,
-        index: str | IndexFactory = "faiss",
         reader: TextReader | None = None,
-        retrieval: RetrievalMode = "hybrid",
-        views: bool = True,
-        rewriting: bool = True,
-        expander: QueryExpander | str | None = None,
-        reranker: Reranker | str | None = None,
-        rerank_depth: int = 30,
+        retrieval: RetrievalConfig | None = None,
     ) -> None:
-        super().__init__()
-        self.index_engine = index
-        self.retrieval = checked_retrieval(retrieval)
-        self.views = views and self.retrieval == "hybrid"  # views are rankings of a fusion
-        self.rewriting = rewriting
-        # A string names an inspect model (``memory_config`` arrives as JSON).
-        self.expander = (ModelQueryExpander(expander) if isinstance(expander, str)
-                         else expander)
-        if isinstance(reranker, str):  # ``maxsim`` shares this memory's MiniLM
-            reranker = named_reranker(reranker, self.embedder)
-        self.rerank_stage = RerankStage(reranker, depth=rerank_depth) if reranker else None
-        self._embedder = embedder
+        super().__init__(embedder=embedder, retrieval=retrieval)
         self._text_reader = reader
         self._indexes: dict[str, HybridIndex] = {}
-
-    def embedder(self) -> TextEmbedder:
-        """The text embedder (all-MiniLM-L6-v2 unless one was given); loads on first use."""
-        if self._embedder is None:
-            from m3kit.perception.embeddings import MiniLMEmbedder
-
-            self._embedder = MiniLMEmbedder()
-        return self._embedder
 
     def index(self, key: str) -> VectorIndex:
         """The vector index of ``key`` (``KeyError`` before it is ingested)."""
@@ -103,54 +77,21 @@ class IndexedMemory(OcrSurrogates, Memory):
         """The hybrid (BM25 + vector) index of ``key`` (``KeyError`` before it is ingested)."""
         return self._indexes[key]
 
-    def index_config(self) -> dict[str, Any]:
-        """The embedder, the vector engine and the retrieval steps: what every indexed
-        memory's config names."""
-        engine = self.index_engine
-        stage = self.rerank_stage
-        return {
-            "embedder": self.embedder().name,
-            "index": engine if isinstance(engine, str) else getattr(engine, "name", repr(engine)),
-            "retrieval": self.retrieval,
-            "views": self.views,
-            "rewriting": self.rewriting,
-            "expander": self.expander.name if self.expander else None,
-            "reranker": stage.name if stage else None,
-            "rerank_depth": stage.depth if stage else None,
-        }
-
     def new_index(self, ids: Sequence[str], texts: Sequence[str],
                   windows: Sequence[str] | None = None) -> HybridIndex:
         """A fresh hybrid index of ``texts`` under ``ids`` (blank texts are left out: they
         cannot be retrieved), with the views (``windows``: each text's turn window) when
-        ``views`` is on. Runs the embedder: call it from a worker thread."""
-        embedder = self.embedder()
-        factory = self.index_engine
-
-        def vectors() -> VectorIndex:
-            return (make_index(factory, dim=embedder.dim) if isinstance(factory, str)
-                    else factory(embedder.dim))
-
-        index = HybridIndex(embedder, vectors(), mode=self.retrieval,
-                            view_vectors=vectors if self.views else None)
-        index.add(ids, texts, windows if self.views else None)
+        the search has views. Runs the embedder: call it from a worker thread."""
+        views = self.retrieval.views
+        index = HybridIndex(self.embedder(), self.empty_vectors(), mode=self.retrieval.mode,
+                            view_vectors=self.empty_vectors if views else None)
+        index.add(ids, texts, windows if views else None)
         return index
 
     def indexed_item(self, index_id: str, items: dict[str, MemoryItem]) -> MemoryItem | None:
         """The item an index id stands for (``items``: by item id), ``None`` for an index entry
         that is not an item of the conversation (a summary under an id of its own)."""
         return items.get(index_id)
-
-    def rewrite(self, query: str, visible: Sequence[MemoryItem],
-                expansions: Sequence[str] = ()) -> RetrievalQuery:
-        """``query`` rewritten (``query.rewrite_query``), its time scope among the sessions of
-        ``visible``; the question is asked after the last visible item. With
-        ``rewriting=False``: the bare question (and the expansions)."""
-        if not self.rewriting:
-            return RetrievalQuery(text=query, expansions=tuple(expansions))
-        times = [i.time for i in visible if i.time is not None]
-        return rewrite_query(query, session_spans(visible), now=max(times) if times else None,
-                             expansions=expansions)
 
     def search(self, key: str, query: str | RetrievalQuery, k: int, allow: Sequence[str],
                scopes: Sequence[Sequence[str]] = (),
@@ -198,7 +139,7 @@ class IndexedMemory(OcrSurrogates, Memory):
             items, ids, texts = self._prepare(key, events, reader)
             by_id = {item.id: item for item in items}
             windows = (turn_windows([self.indexed_item(i, by_id) for i in ids], texts)
-                       if self.views else None)
+                       if self.retrieval.views else None)
             self._indexes[key] = self.new_index(ids, texts, windows)
             return items
 

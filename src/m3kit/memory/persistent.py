@@ -29,9 +29,10 @@ import anyio
 import numpy as np
 from pydantic import BaseModel, Field
 
-from m3kit.memory.base import Memory, MemoryEvent, MemoryItem
-from m3kit.memory.retrieval.hybrid import RetrievalMode, checked_retrieval
-from m3kit.memory.retrieval.index import IndexFactory, VectorIndex, make_index
+from m3kit.memory.base import MemoryEvent, MemoryItem
+from m3kit.memory.retrieval.config import FUSED_SEARCH, RetrievalConfig
+from m3kit.memory.retrieval.hybrid import HybridIndex, TieOrder
+from m3kit.memory.retrieval.index import VectorIndex
 from m3kit.memory.retrieval.lexical import LexicalIndex
 from m3kit.memory.store import (
     CorruptIndexError,
@@ -42,6 +43,7 @@ from m3kit.memory.store import (
     rebuilt_record,
     unsaved_record,
 )
+from m3kit.memory.vectors import VectorMemory
 from m3kit.perception.pipeline import (
     Executor,
     FrameInput,
@@ -90,19 +92,25 @@ class _Plan:
         return self.stored is not None and not self.new_events
 
 
-class PersistentMemory(Memory):
+class PersistentMemory(VectorMemory):
     """A memory with a text embedder, a perception pipeline and a stored index per key.
 
     Subclasses implement ``_jobs`` and ``_finish`` (items, arrays and state from new events,
-    given what is already stored) and ``_load`` (the in-memory indexes from a stored version).
-    ``store=False`` keeps nothing on disk (each process builds again). ``retrieval``
-    (``hybrid.RETRIEVAL_MODES``) says how subclasses search; unless it is ``dense``, each loaded
-    key also gets a BM25 index over its stored texts (by the stored ``ids`` array).
+    given what is already stored) and ``_load`` (the search engine of a key from a stored
+    version, ``stored_engine``). ``store=False`` keeps nothing on disk (each process builds
+    again). ``retrieval`` (``retrieval.config``; default ``default_retrieval``) is how the
+    subclasses search: unless its mode is ``dense``, each loaded key also gets a BM25 index over
+    its stored texts (by the stored ``ids`` array).
     """
 
-    # Settings of ``config()`` that change how a stored index is searched, not what it holds:
-    # left out of its address (``store_config``), so a dense and a hybrid run share one build.
-    search_settings: ClassVar[frozenset[str]] = frozenset({"retrieval"})
+    # The stored index keeps each text's vector only: no views to search.
+    default_retrieval: ClassVar[RetrievalConfig] = FUSED_SEARCH
+    # Settings of ``config()`` that change how a stored index is searched, not what it holds
+    # (the search's record but the vector engine): left out of its address (``store_config``),
+    # so a dense and a hybrid run share one build.
+    search_settings: ClassVar[frozenset[str]] = frozenset(
+        field.serialization_alias or name for name, field in RetrievalConfig.model_fields.items()
+        if name != "index")
     # How a stored index writes its texts; part of its address, so that a change (2: times on
     # a person's days as dates, ``events.time_label``, not hours since 1970) makes the stores
     # written before it miss and rebuild instead of serving the old texts.
@@ -115,22 +123,19 @@ class PersistentMemory(Memory):
         self,
         *,
         embedder: TextEmbedder | None = None,
-        index: str | IndexFactory = "faiss",
         store: str | Path | IndexStore | None | Literal[False] = None,
         executor: Executor = "inprocess",
         workers: int = 2,
         perception: PerceptionConfig | None = None,
         perceivers: Perceivers | None = None,
         progress: Progress | None = None,
-        retrieval: RetrievalMode = "hybrid",
+        retrieval: RetrievalConfig | None = None,
     ) -> None:
-        super().__init__()
-        self.retrieval = checked_retrieval(retrieval)
-        # BM25 over each key's stored texts (``retrieval`` other than dense): rebuilt on every
-        # load, cheap and nothing perceived, so it is never part of what is stored.
-        self._lexical: dict[str, LexicalIndex] = {}
-        self.index_engine = index
-        self._embedder = embedder
+        super().__init__(embedder=embedder, retrieval=retrieval)
+        if self.retrieval.views:
+            raise ValueError(f"memory {self.name!r} searches no views (its stored index keeps "
+                             "each text's vector only): set views: false")
+        self._engines: dict[str, HybridIndex] = {}
         self.store = (None if store is False else
                       store if isinstance(store, IndexStore) else IndexStore(store))
         self.executor: Executor = executor
@@ -144,18 +149,10 @@ class PersistentMemory(Memory):
 
     # -- what subclasses share -------------------------------------------------------------------
 
-    def embedder(self) -> TextEmbedder:
-        """The text embedder (all-MiniLM-L6-v2 unless one was given); loads on first use."""
-        if self._embedder is None:
-            from m3kit.perception.embeddings import MiniLMEmbedder
-
-            self._embedder = MiniLMEmbedder()
-        return self._embedder
-
     def base_config(self) -> dict[str, Any]:
-        """What every persistent memory's config names: embedder, engine, perception (the
-        executor and the store's place are not there: they never change the index)."""
-        engine = self.index_engine
+        """What every persistent memory's config names: the search (``retrieval``'s record),
+        embedder, engine, perception (the executor and the store's place are not there: they
+        never change the index)."""
         perceivers = self._perceivers
         names = {}
         if perceivers is not None:  # models given by the caller: their names, not the defaults
@@ -163,9 +160,8 @@ class PersistentMemory(Memory):
                      "detector": getattr(perceivers.detector, "name", None),
                      "recognizer": getattr(perceivers.recognizer, "name", None)}
         return {
+            **self.search_config(),
             "text_format": self.text_format,
-            "embedder": self.embedder().name,
-            "index": engine if isinstance(engine, str) else getattr(engine, "name", repr(engine)),
             "perception": self.perception.model_dump(mode="json"),
             **({"perceivers": names} if names else {}),
         }
@@ -176,12 +172,25 @@ class PersistentMemory(Memory):
         return {k: v for k, v in self.config().items() if k not in self.search_settings}
 
     def new_index(self, ids: Sequence[str], vectors: np.ndarray) -> VectorIndex:
-        factory = self.index_engine
-        dim = self.embedder().dim
-        index = make_index(factory, dim=dim) if isinstance(factory, str) else factory(dim)
+        index = self.empty_vectors()
         if len(ids):
             index.add(list(ids), vectors)
         return index
+
+    def stored_engine(self, stored: StoredIndex, vectors: VectorIndex, *,
+                      ties: TieOrder = "index") -> HybridIndex:
+        """The search over a stored version: ``vectors`` (its arrays, in the subclass's
+        indexes) and, unless the mode is ``dense``, BM25 over its texts by the stored ``ids``
+        (rebuilt on every load: cheap and nothing perceived, so never stored), in this
+        memory's mode, with its cosine gate."""
+        lexical = None
+        if self.retrieval.mode != "dense":
+            text_of = {i.id: i.text for i in stored.items}
+            ids = [str(i) for i in stored.arrays.get("ids", ())]
+            lexical = LexicalIndex()
+            lexical.add(ids, [text_of.get(i, "") for i in ids])
+        return HybridIndex(self.embedder(), vectors, mode=self.retrieval.mode, lexical=lexical,
+                           min_cosine=self.retrieval.min_cosine, ties=ties)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Rows for ``texts`` (zero rows for none). Runs the embedder: call from a thread."""
@@ -260,7 +269,7 @@ class PersistentMemory(Memory):
         key, stored = plan.key, plan.stored
         if plan.complete:
             assert stored is not None
-            self._load_all(key, stored)
+            self._engines[key] = self._load(key, stored)
             self._reports[key] = BuildReport(origin="stored", events=len(plan.hashes),
                                              new_events=0)
             return stored.items
@@ -268,7 +277,7 @@ class PersistentMemory(Memory):
         result.key = key
         result.event_hashes = plan.hashes
         saved = self.store is not None and self._save(result)
-        self._load_all(key, result)
+        self._engines[key] = self._load(key, result)
         self._reports[key] = BuildReport(
             origin="extended" if stored is not None else "built", events=len(plan.hashes),
             new_events=len(plan.new_events), embedded=embedded, corrupt_store=plan.corrupt,
@@ -311,19 +320,9 @@ class PersistentMemory(Memory):
             raise CorruptIndexError(f"state invalid: {str(exc).splitlines()[0]}",
                                     path=where / "state.json") from None
 
-    def _load_all(self, key: str, stored: StoredIndex) -> None:
-        self._load(key, stored)
-        if self.retrieval == "dense":
-            return
-        text_of = {i.id: i.text for i in stored.items}
-        ids = [str(i) for i in stored.arrays.get("ids", ())]
-        lexical = LexicalIndex()
-        lexical.add(ids, [text_of.get(i, "") for i in ids])
-        self._lexical[key] = lexical
-
     def _forget(self, key: str) -> None:
         self._reports.pop(key, None)
-        self._lexical.pop(key, None)
+        self._engines.pop(key, None)
         self._drop(key)
 
     @abstractmethod
@@ -340,12 +339,12 @@ class PersistentMemory(Memory):
         worker thread."""
 
     @abstractmethod
-    def _load(self, key: str, stored: StoredIndex) -> None:
-        """Make the in-memory indexes of ``key`` from a stored (or just computed) version."""
+    def _load(self, key: str, stored: StoredIndex) -> HybridIndex:
+        """The search engine of ``key`` from a stored (or just computed) version
+        (``stored_engine``), and whatever else the subclass keeps in memory for it."""
 
-    @abstractmethod
     def _drop(self, key: str) -> None:
-        """Drop the in-memory indexes of ``key``."""
+        """Drop what the subclass keeps in memory for ``key`` beside its engine."""
 
 
 # -- from events to perception jobs ----------------------------------------------------------------
@@ -379,7 +378,8 @@ def frame_inputs(events: Sequence[MemoryEvent]) -> list[FrameInput]:
             for e in events if e.kind == "frame" and isinstance(e.media, ImageRef)]
 
 
-def speech_job_audio(events: Sequence[MemoryEvent]) -> tuple[str, tuple[float, float], float] | None:
+def speech_job_audio(events: Sequence[MemoryEvent],
+                     ) -> tuple[str, tuple[float, float], float] | None:
     """The one video the frames of ``events`` come from, the span they cover on its clock, and
     the offset from its clock to the stream's (``metadata["video"]``, ``time_offset``); ``None``
     when the frames name no video or more than one."""

@@ -5,8 +5,9 @@ description and OCR text) is embedded in one batch and indexed, with BM25, in a 
 its own key (``hybrid``). ``retrieve`` searches with the query (at answer: ``query=`` when the
 caller gives the bare question, else the prompt) and returns the ``k`` best items *visible at
 the question's time*, best first: the visible ids go into each engine's search as a filter, so
-the cut is exact and never costs recall. ``retrieval="dense"`` is the embedding-only rag of
-before. The retrieved items are sent in time order, each with its label, then the question.
+the cut is exact and never costs recall. ``retrieval=DENSE_SEARCH`` (``retrieval.config``) is
+the embedding-only rag of before. The retrieved items are sent in time order, each with its
+label, then the question.
 """
 
 from __future__ import annotations
@@ -14,16 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import items_from_events
 from m3kit.memory.indexed import IndexedMemory
-from m3kit.memory.retrieval.index import IndexFactory
+from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
-    from m3kit.memory.retrieval.hybrid import RetrievalMode
-    from m3kit.memory.retrieval.query import QueryExpander
-    from m3kit.memory.retrieval.rerank import Reranker
+    from m3kit.memory.retrieval.config import RetrievalConfig
     from m3kit.perception.base import TextEmbedder, TextReader
 
 
@@ -31,10 +29,8 @@ class RagMemory(IndexedMemory):
     """Top-``k`` items by hybrid search (BM25 and text embeddings, fused): their text, and
     their raw images too when ``send_images``.
 
-    ``index`` names a vector engine (``make_index``) or is a factory ``(dim) -> VectorIndex``.
     ``send_images`` sends retrieved frames and images as images instead of their surrogate
-    text. Items without any text are kept but cannot be retrieved. ``retrieval``,
-    ``rewriting``, ``expander``, ``reranker``, ``rerank_depth``: the search steps
+    text. Items without any text are kept but cannot be retrieved. ``retrieval``: the search
     (``IndexedMemory``).
     """
 
@@ -45,20 +41,12 @@ class RagMemory(IndexedMemory):
         *,
         embedder: TextEmbedder | None = None,
         k: int = 8,
-        index: str | IndexFactory = "faiss",
         send_images: bool = False,
         ocr: bool = True,
         reader: TextReader | None = None,
-        retrieval: RetrievalMode = "hybrid",
-        views: bool = True,
-        rewriting: bool = True,
-        expander: QueryExpander | str | None = None,
-        reranker: Reranker | str | None = None,
-        rerank_depth: int = 30,
+        retrieval: RetrievalConfig | None = None,
     ) -> None:
-        super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
-                         views=views, rewriting=rewriting, expander=expander, reranker=reranker,
-                         rerank_depth=rerank_depth)
+        super().__init__(embedder=embedder, reader=reader, retrieval=retrieval)
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
         self.k = k
@@ -69,7 +57,7 @@ class RagMemory(IndexedMemory):
         return {
             "memory": self.name,
             "k": self.k,
-            **self.index_config(),
+            **self.search_config(),
             "send_images": self.send_images,
             "ocr": self.ocr_config(),
         }

@@ -1,15 +1,33 @@
 """Memories by name, so a task or the command line can pick one with a string.
 
 ``make_memory("none")`` is ``None``: the model answers directly, with no memory in between.
+
+The built-in memories are listed here; another package adds one with an entry point in the group
+``m3kit.memories`` (name = a ``Memory`` subclass, or a function that returns a ``Memory``), the
+way inspect-ai finds the providers of other packages:
+
+    [project.entry-points."m3kit.memories"]
+    keyword = "my_package.keyword:KeywordMemory"
+
+Discovery reads the installed packages' metadata each time it is asked, and keeps nothing: a
+package installed, or put on ``sys.path``, after ``import m3kit`` is seen. A plugin's module is
+imported only when its memory is looked up by name (``make_memory``, ``memory_factory``), or
+when every memory is listed (``m3kit list``). A name a plugin shares with a built-in or with
+another package's plugin is refused when looked up (the other names work); a plugin that does not
+load gives a ``MemoryPluginError`` naming its entry point and its package.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
+from importlib.metadata import EntryPoint, entry_points
+from types import MappingProxyType
 from typing import Any
 
+from m3kit.errors import M3kitError
 from m3kit.memory.base import Memory
 from m3kit.memory.context import ContextMemory
 from m3kit.memory.egorag import EgoRagMemory
@@ -18,7 +36,26 @@ from m3kit.memory.proctor import ProctorMemory
 from m3kit.memory.rag import RagMemory
 from m3kit.memory.videorag import VideoRagMemory
 
-_MEMORIES: dict[str, Callable[..., Memory]] = {
+__all__ = [
+    "BUILTIN_PACKAGE",
+    "ENTRY_POINT_GROUP",
+    "NO_MEMORY",
+    "MemoryPluginError",
+    "MemorySource",
+    "check_finite_settings",
+    "make_memory",
+    "memory_factory",
+    "memory_names",
+    "memory_sources",
+    "refused_memories",
+]
+
+ENTRY_POINT_GROUP = "m3kit.memories"
+BUILTIN_PACKAGE = "m3kit"  # the package that provides the built-in memories
+NO_MEMORY = "none"  # the name of answering directly, with no memory
+
+# Read-only: a memory is added by a package's entry point, never by changing this table.
+_BUILTINS: Mapping[str, Callable[..., Memory]] = MappingProxyType({
     "context": ContextMemory,
     "rag": RagMemory,
     # Text-only vs multimodal under one protocol (M3Exam Appendix B.3): "-text" sends the text
@@ -34,32 +71,164 @@ _MEMORIES: dict[str, Callable[..., Memory]] = {
     # Long video (SuperMemory-VQA 4.1): Video-RAG and EgoButler, indexes stored on disk.
     "videorag": VideoRagMemory,
     "egorag": EgoRagMemory,
-}
-MEMORIES: tuple[str, ...] = ("none", *_MEMORIES)
+})
 
 
-def memory_factories() -> dict[str, Callable[..., Memory]]:
-    """Each memory name (``none`` aside) and what builds it: a class, or a ``partial`` of one
-    with the settings its name fixes (``rag-mm``: ``send_images=True``). A copy: changing it
-    changes no registry."""
-    return dict(_MEMORIES)
+class MemoryPluginError(M3kitError, ValueError):
+    """A memory another package declares cannot be used: its name is a built-in's or another
+    package's too, its entry point does not load, or what it loads makes no ``Memory``. A
+    ``ValueError``, as an unknown memory name is, so a task reports it as a bad ``memory``."""
+
+
+@dataclass(frozen=True)
+class MemorySource:
+    """Where the memory ``name`` comes from: the package (distribution) that provides it,
+    ``m3kit`` for a built-in, and for a plugin its entry point in ``m3kit.memories``."""
+
+    name: str
+    package: str
+    entry_point: EntryPoint | None = None
+
+    @property
+    def builtin(self) -> bool:
+        return self.entry_point is None
+
+    def describe(self) -> str:
+        """``memory 'NAME' (entry point NAME = module:attr of package PKG)`` for a plugin,
+        ``memory 'NAME'`` for a built-in: how errors name it."""
+        if self.entry_point is None:
+            return f"memory {self.name!r}"
+        return (f"memory {self.name!r} (entry point {self.entry_point.name} = "
+                f"{self.entry_point.value} of package {self.package})")
+
+    def factory(self) -> Callable[..., Memory]:
+        """What builds the memory: a ``Memory`` class, a ``partial`` of one with the settings
+        its name fixes (``rag-mm``: ``send_images=True``), or a plugin's function. A plugin's
+        module is imported here; ``MemoryPluginError`` when it does not load or loads
+        something that is neither a ``Memory`` subclass nor a function."""
+        if self.entry_point is None:
+            return _BUILTINS[self.name]
+        try:
+            loaded = self.entry_point.load()
+        except Exception as exc:  # a plugin's import may raise anything: named, never bare
+            raise MemoryPluginError(f"{self.describe()} does not load: "
+                                    f"{type(exc).__name__}: {_flat(exc)}") from exc
+        target = loaded.func if isinstance(loaded, partial) else loaded
+        if (isinstance(target, type) and not issubclass(target, Memory)) or not callable(target):
+            raise MemoryPluginError(f"{self.describe()} is {_kind(target)}, not a Memory "
+                                    "subclass or a function that returns a Memory")
+        return loaded
+
+
+def _flat(exc: BaseException) -> str:
+    """An exception's message on one line (a plugin's ``SyntaxError`` spans several)."""
+    return " ".join(str(exc).split())
+
+
+def _kind(value: object) -> str:
+    return f"the class {value.__name__}" if isinstance(value, type) else f"a {type(value).__name__}"
+
+
+def _package(entry_point: EntryPoint) -> str:
+    """The distribution that declares ``entry_point`` (its top-level module when the metadata
+    does not say)."""
+    dist = entry_point.dist
+    return dist.name if dist is not None else entry_point.module.split(".")[0]
+
+
+def memory_sources() -> list[MemorySource]:
+    """Every memory a name can mean (``none`` aside), built-ins first in their order, then the
+    plugins' memories by name; nothing is imported. A name two sources declare (a plugin
+    taking a built-in's name, or two packages one name) is left out here and refused when it
+    is looked up (``refused_memories``); every other name works."""
+    refused = refused_memories()
+    return [source for source in _declared() if source.name not in refused]
+
+
+def refused_memories() -> dict[str, str]:
+    """Each name that cannot be used, with why: a plugin that takes the name of a built-in
+    (or ``none``), or a name two packages declare. Which memory a name means must never
+    depend on what happens to be installed, so such a name means none of them; the other
+    names are not affected."""
+    by_name: dict[str, list[MemorySource]] = {}
+    for source in _declared():
+        by_name.setdefault(source.name, []).append(source)
+    refused: dict[str, str] = {}
+    for name, sources in by_name.items():
+        plugins = [source for source in sources if not source.builtin]
+        if name == NO_MEMORY or (plugins and len(sources) > 1 and sources[0].builtin):
+            refused[name] = (
+                f"{plugins[0].describe()} takes the name of a built-in m3kit memory: rename the "
+                f"entry point in group {ENTRY_POINT_GROUP}, or uninstall {plugins[0].package}")
+        elif len(sources) > 1:
+            refused[name] = (
+                f"{sources[1].describe()} takes the name of {sources[0].describe()}: rename one "
+                f"of the entry points in group {ENTRY_POINT_GROUP}, or uninstall one of the "
+                "packages")
+    return refused
+
+
+def _declared() -> list[MemorySource]:
+    """The built-ins, then every plugin entry point by name (clashes included)."""
+    sources = [MemorySource(name, BUILTIN_PACKAGE) for name in _BUILTINS]
+    for entry_point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        sources.append(MemorySource(entry_point.name, _package(entry_point), entry_point))
+    return sources
+
+
+def memory_names() -> tuple[str, ...]:
+    """The names ``make_memory`` takes: ``none``, the built-ins, the installed plugins' (a
+    refused name aside)."""
+    return (NO_MEMORY, *(source.name for source in memory_sources()))
+
+
+def _source(name: str) -> MemorySource:
+    refused = refused_memories()
+    if name in refused:
+        raise MemoryPluginError(refused[name])
+    sources = memory_sources()
+    found = next((source for source in sources if source.name == name), None)
+    if found is None:
+        known = ", ".join((NO_MEMORY, *(source.name for source in sources)))
+        raise ValueError(f"unknown memory {name!r}; known: {known}")
+    return found
+
+
+def memory_factory(name: str) -> Callable[..., Memory]:
+    """What builds the memory ``name`` (``MemorySource.factory``); a plugin's module is
+    imported now, no other plugin's. ``ValueError`` for an unknown name or ``none``."""
+    return _source(name).factory()
 
 
 def make_memory(name: str, **config: Any) -> Memory | None:
-    """A new memory ``name`` (one of ``MEMORIES``) built with ``config``; ``None`` for ``none``.
+    """A new memory ``name`` (one of ``memory_names()``) built with ``config``; ``None`` for
+    ``none``.
 
     Each call gives a fresh memory with no keys ingested: share one instance across the
     samples of a run so that each memory key is built once.
     """
-    if name == "none":
+    if name == NO_MEMORY:
         if config:
-            raise ValueError(f"memory 'none' takes no settings, got {sorted(config)}")
+            raise ValueError(f"memory {NO_MEMORY!r} takes no settings, got {sorted(config)}")
         return None
-    try:
-        factory = _MEMORIES[name]
-    except KeyError:
-        raise ValueError(f"unknown memory {name!r}; known: {', '.join(MEMORIES)}") from None
+    source = _source(name)
+    factory = source.factory()
     check_finite_settings(config)
+    made = _built(factory, config)
+    if not isinstance(made, Memory):
+        raise MemoryPluginError(f"{source.describe()} made {_kind(made)}, not a Memory")
+    return made
+
+
+def _built(factory: Callable[..., Memory], config: Mapping[str, Any]) -> Memory:
+    """What ``factory`` builds with ``config``: a ``Memory`` class (or a ``partial`` of one)
+    through ``Memory.from_settings``, which gathers its retrieval settings, flat or nested,
+    into its ``retrieval`` record; a plugin's function with ``config`` as it is. A setting
+    given overrides one the name fixes (``rag-mm`` with ``send_images: false``)."""
+    body = factory.func if isinstance(factory, partial) else factory
+    if isinstance(body, type) and issubclass(body, Memory):
+        fixed = factory.keywords if isinstance(factory, partial) else {}
+        return body.from_settings(**{**fixed, **config})
     return factory(**config)
 
 

@@ -31,6 +31,7 @@ in memory for the run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -42,7 +43,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -61,7 +62,7 @@ from m3kit.schema.skipped import SkippedRecord
 
 MANIFEST = "manifest.json"
 HEAD = "HEAD"
-FORMAT = 1
+FORMAT: Final = 1
 FILES = ("items.jsonl", "arrays.npz", "state.json")
 # How long a version that is no longer current is kept: a reader that read ``HEAD`` just before
 # it moved has long finished reading by then (a load takes seconds, even for hours of video).
@@ -397,10 +398,8 @@ def _reclaim(folder: Path, *, now: float | None = None) -> int:
 
 
 def _touch(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # gone, or not ours: it is reclaimed by its age alone
         os.utime(path)
-    except OSError:
-        pass  # gone, or not ours: it is reclaimed by its age alone
 
 
 def _subfolders(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
@@ -413,5 +412,7 @@ def _subfolders(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
 
 def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **{name: np.asarray(a) for name, a in arrays.items()})
+    # numpy's stub types savez's keyword arrays as its ``allow_pickle`` flag; the arrays are
+    # keyword arguments all the same (numpy.savez: "arrays to save ... as keywords").
+    np.savez(buffer, **{name: np.asarray(a) for name, a in arrays.items()})  # type: ignore[arg-type]
     return buffer.getvalue()

@@ -14,21 +14,32 @@ over every shard that starts before the question's time and the hits are merged,
 database, best first. The answer model gets them (DET text rendered for the requested TYPEs)
 with ``frames`` (32) frames sampled uniformly from the most relevant shard, up to the cut.
 
-``retrieval`` picks how a database is searched (``hybrid.RETRIEVAL_MODES``):
+``retrieval`` (``retrieval.config.RetrievalConfig``; default ``VIDEORAG_SEARCH``) is how a
+database is searched, through the shared hybrid engine (``hybrid.HybridIndex``) over the key's
+shards (``sharded.ShardedIndex``: each shard searched among its allowed ids, the hits merged by
+score, as the released code searches each shard's index and merges); ``min_cosine`` is the
+released code's ``rag_threshold`` (0.3). Its mode:
 
-- ``dense`` is Video-RAG as released: hits with cosine similarity at or above ``threshold``
-  (0.3, the released code's ``rag_threshold``), best cosine first;
+- ``dense`` is Video-RAG as released: hits with cosine similarity at or above ``min_cosine``,
+  best cosine first;
 - ``lexical``: BM25 over the key's texts (SQLite FTS5, ``lexical``), a hit being any text that
   shares a term with the request (a positive BM25 score), best BM25 first;
 - ``hybrid`` (the default): both rankings, each with its own gate (dense hits at cosine >=
-  ``threshold``, BM25 hits with a positive score), fused by reciprocal rank (c = 60, as
-  ``HybridIndex``); a text either gate lets through can be a hit, and one both rank high leads.
-  Scores are then fused scores (``fusion``: 1.0 is first in both rankings).
+  ``min_cosine``, BM25 hits with a positive score), fused by reciprocal rank (c = 60); a text
+  either gate lets through can be a hit, and one both rank high leads. Scores are then fused
+  scores (``fusion``: 1.0 is first in both rankings).
 
-Each engine searches with the causal filter inside (the visible texts of the database), so the
-``k`` hits are ``k`` visible ones when there are that many. The stored index keeps the vectors;
-the BM25 index is rebuilt from the stored texts on load (no perception, no embedding), so the
-retrieval mode is not part of the store's address (``PersistentMemory.store_config``).
+The rest of the record reaches the search as it does every memory's: ``rewriting`` rewrites
+each database's query text (``query.rewrite_query``), an ``expander``'s texts join every
+database's search, a ``reranker`` reorders each database's top ``rerank_depth`` before its
+``k`` are kept. ``views`` are not searched here (the stored index keeps the texts' vectors
+only): a record with views is refused.
+
+Each database is searched with the causal filter inside (its visible texts are the engine's
+``allow`` set), so the ``k`` hits are ``k`` visible ones when there are that many. The stored
+index keeps the vectors; the BM25 index is rebuilt from the stored texts on load (no
+perception, no embedding), so the search is not part of the store's address
+(``PersistentMemory.store_config``).
 
 ``retrieve`` has no model to write a request: it ranks with the fallback request (the bare
 question for every database). Indexes persist (``PersistentMemory``).
@@ -40,19 +51,20 @@ import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.events import span_label, time_label
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
-from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
-from m3kit.memory.retrieval.hybrid import FUSION_DEPTH, RetrievalMode
-from m3kit.memory.retrieval.index import Hit, IndexFactory, VectorIndex
+from m3kit.memory.prompt import PromptBuilder, ask_model
+from m3kit.memory.retrieval.config import FUSED_SEARCH, RetrievalConfig
+from m3kit.memory.retrieval.hybrid import HybridIndex
+from m3kit.memory.retrieval.query import RetrievalQuery
+from m3kit.memory.retrieval.sharded import ShardedIndex
 from m3kit.memory.store import IndexStore, StoredIndex
 from m3kit.perception.base import TranscriptSegment
 from m3kit.perception.detect import DET_TYPES, DETECTOR_CAVEAT, Detection, DetType, scene_text
@@ -75,6 +87,10 @@ Database = Literal["ASR", "OCR", "DET"]
 DATABASES: tuple[Database, ...] = ("ASR", "OCR", "DET")
 SHARD_SECONDS = 1800.0  # SuperMemory-VQA 4.2: 30-minute shards, one index each
 RAG_THRESHOLD = 0.3  # Video-RAG's released rag_threshold
+VIDEORAG_SEARCH = FUSED_SEARCH.model_copy(update={"min_cosine": RAG_THRESHOLD})
+"""Video-RAG's default search: BM25 and dense fused over the request's texts (no views, no
+rewriting), the dense hits gated at the released ``rag_threshold``; its ``dense`` mode is the
+released search."""
 
 REQUEST_PROMPT = """You will answer a question about a long video. First, say what to look up \
 in three databases built from it: ASR (what was said), DET (objects detected in keyframes) and \
@@ -111,28 +127,27 @@ class VideoRagMemory(PersistentMemory):
 
     ``speech``: ``auto`` (the data's transcript events, else Whisper over the frames' video),
     ``transcripts`` (only the data's), ``whisper`` (Whisper always), ``none``. ``request``:
-    ask the model for a retrieval request (else the bare question always). ``retrieval``:
-    ``hybrid`` (BM25 + dense, fused), ``dense`` (Video-RAG's cosine threshold alone),
-    ``lexical`` (BM25 alone); ``threshold`` gates the dense hits in ``hybrid`` and ``dense``.
+    ask the model for a retrieval request (else the bare question always). ``retrieval``: the
+    search (module doc; ``mode`` ``hybrid``: BM25 + dense, fused; ``dense``: Video-RAG's cosine
+    gate alone; ``lexical``: BM25 alone; ``min_cosine`` gates the dense hits).
     """
 
     name = "videorag"
     state_model = _State
+    default_retrieval: ClassVar[RetrievalConfig] = VIDEORAG_SEARCH
 
     def __init__(
         self,
         *,
         embedder: TextEmbedder | None = None,
         k: int = 5,
-        threshold: float = RAG_THRESHOLD,
         frames: int = 32,
         shard_seconds: float = SHARD_SECONDS,
         speech: Literal["auto", "transcripts", "whisper", "none"] = "auto",
         ocr: bool = True,
         detector: Literal["color-regions", "none"] = "color-regions",
         request: bool = True,
-        retrieval: RetrievalMode = "hybrid",
-        index: str | IndexFactory = "faiss",
+        retrieval: RetrievalConfig | None = None,
         store: str | Path | IndexStore | None | Literal[False] = None,
         executor: Executor = "inprocess",
         workers: int = 2,
@@ -144,22 +159,20 @@ class VideoRagMemory(PersistentMemory):
         perception = PerceptionConfig(
             ocr=ocr, detector=detector,
             speech="whisper" if speech in ("auto", "whisper") else "none")
-        super().__init__(embedder=embedder, index=index, store=store, executor=executor,
+        super().__init__(embedder=embedder, store=store, executor=executor,
                          workers=workers, perception=perception, perceivers=perceivers,
                          progress=progress, retrieval=retrieval)
         self.k = k
-        self.threshold = threshold
         self.frames = frames
         self.shard_seconds = shard_seconds
         self.speech = speech
         self.request = request
-        self._shards: dict[str, dict[int, VectorIndex]] = {}
 
     def config(self) -> dict[str, Any]:
         return {
-            "memory": self.name, "k": self.k, "threshold": self.threshold,
-            "frames": self.frames, "shard_seconds": self.shard_seconds, "speech": self.speech,
-            "request": self.request, "retrieval": self.retrieval, **self.base_config(),
+            "memory": self.name, "k": self.k, "frames": self.frames,
+            "shard_seconds": self.shard_seconds, "speech": self.speech, "request": self.request,
+            **self.base_config(),
         }
 
     def shard_of(self, t: float) -> int:
@@ -187,12 +200,14 @@ class VideoRagMemory(PersistentMemory):
         new_items = self._new_items(key, new_events, results)
         texts = [i for i in new_items if i.metadata.get("db") and i.text.strip()]
         vectors = self.embed([i.text for i in texts])
-        old_ids = stored.arrays.get("ids", np.zeros(0, dtype="<U1")) if stored else np.zeros(0, "<U1")
+        none = np.zeros(0, dtype="<U1")
+        old_ids = stored.arrays.get("ids", none) if stored else none
         old_vectors = (stored.arrays.get("vectors") if stored else None)
         if old_vectors is None:
             old_vectors = np.zeros((0, self.embedder().dim), dtype=np.float32)
+        new_ids = np.asarray([i.id for i in texts], dtype=str)
         arrays = {
-            "ids": np.concatenate([old_ids.astype(str), np.asarray([i.id for i in texts], dtype=str)]),
+            "ids": np.concatenate([old_ids.astype(str), new_ids]),
             "vectors": np.concatenate([old_vectors, vectors]).astype(np.float32),
         }
         items = [*(stored.items if stored else []), *new_items]
@@ -252,78 +267,85 @@ class VideoRagMemory(PersistentMemory):
                                                  for d in frame.detections]}))
         return items
 
-    def _load(self, key: str, stored: StoredIndex) -> None:
+    def _load(self, key: str, stored: StoredIndex) -> HybridIndex:
         shard_of = {i.id: int(i.metadata.get("shard", 0)) for i in stored.items}
-        ids = [str(i) for i in stored.arrays.get("ids", np.zeros(0, dtype=str))]
-        vectors = stored.arrays.get("vectors")
-        rows: dict[int, list[int]] = {}
-        for n, item_id in enumerate(ids):
-            rows.setdefault(shard_of.get(item_id, 0), []).append(n)
-        self._shards[key] = {
-            shard: self.new_index([ids[n] for n in picked], vectors[picked])  # type: ignore[index]
-            for shard, picked in rows.items()
-        }
-
-    def _drop(self, key: str) -> None:
-        self._shards.pop(key, None)
+        vectors = ShardedIndex(self.embedder().dim, self.empty_vectors, shard_of.get)
+        ids = [str(i) for i in stored.arrays.get("ids", ())]
+        if ids:
+            vectors.add(ids, stored.arrays["vectors"])
+        return self.stored_engine(stored, vectors)
 
     # -- retrieval -------------------------------------------------------------------------------
 
     def search(self, key: str, query: str, request: RetrievalRequest | None,
-               visible: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
+               visible: Sequence[MemoryItem], expansions: Sequence[str] = ()
+               ) -> list[tuple[MemoryItem, float]]:
         """The merged hits of ``request`` (``None``: the bare ``query`` for every database)
-        over every shard with visible items, ``k`` per database (each through ``retrieval``'s
-        gates: cosine >= ``threshold``, a positive BM25 score), best first. Runs the embedder:
-        call it from a worker thread."""
-        queries = _database_queries(query, request)
-        if not queries:
-            return []
-        texts = sorted(set(queries.values()))
-        vectors = (dict(zip(texts, self.embed(texts), strict=True))
-                   if self.retrieval != "lexical" else {})
-        by_id = {i.id: i for i in visible if i.metadata.get("db")}
-        allow: dict[str, dict[int, list[str]]] = {}
-        for item in by_id.values():
-            allow.setdefault(item.metadata["db"], {}).setdefault(
-                int(item.metadata["shard"]), []).append(item.id)
-        out: list[tuple[MemoryItem, float]] = []
-        for db, text in queries.items():
-            shards = allow.get(db, {})
-            if not shards:
-                continue
-            rankings: list[list[Hit]] = []
-            if self.retrieval != "lexical":
-                rankings.append(self._dense(key, vectors[text], shards))
-            if self.retrieval != "dense":
-                ids = [i for shard_ids in shards.values() for i in shard_ids]
-                rankings.append(self._lexical[key].search(text, max(self.k, FUSION_DEPTH),
-                                                          allow=ids))
-            hits = (rankings[0] if len(rankings) == 1 else reciprocal_rank_fusion(
-                [[i for i, _ in r] for r in rankings], c=RRF_C))
-            out.extend((by_id[i], s) for i, s in hits[: self.k])
-        return sorted(out, key=lambda pair: -pair[1])
+        over every shard with visible items, ``k`` per database (each through the search's
+        gates: cosine >= ``min_cosine``, a positive BM25 score), best first; no reranking.
+        Runs the embedder: call it from a worker thread."""
+        queries = self.database_queries(query, request, visible, expansions)
+        return _merged(self.candidates(key, queries, visible, self.k), self.k)
 
-    def _dense(self, key: str, vector: np.ndarray, shards: dict[int, list[str]]) -> list[Hit]:
-        """The dense hits (cosine >= ``threshold``) among the ids ``shards`` allows in each
-        shard's index, best first: Video-RAG searches each shard and merges."""
-        indexes = self._shards.get(key, {})
-        depth = self.k if self.retrieval == "dense" else max(self.k, FUSION_DEPTH)
-        hits = [hit for shard, ids in sorted(shards.items()) if shard in indexes
-                for hit in indexes[shard].search(vector, depth, allow=ids)[0]
-                if hit[1] >= self.threshold]
-        return sorted(hits, key=lambda hit: -hit[1])[:depth]
+    def database_queries(self, query: str, request: RetrievalRequest | None,
+                         visible: Sequence[MemoryItem], expansions: Sequence[str] = ()
+                         ) -> dict[Database, RetrievalQuery]:
+        """What each database is searched with (``_database_queries``), rewritten when the
+        search rewrites, with ``expansions``."""
+        return {db: self.rewrite(text, visible, expansions)
+                for db, text in _database_queries(query, request).items()}
+
+    def candidates(self, key: str, queries: dict[Database, RetrievalQuery],
+                   visible: Sequence[MemoryItem], depth: int
+                   ) -> dict[Database, list[tuple[MemoryItem, float]]]:
+        """Each database's ``depth`` best visible hits for its query, best first: one engine
+        search per database, its visible texts (every shard's) the filter. Worker thread."""
+        if not queries:
+            return {}
+        engine = self._engines[key]
+        # Every database's text in one batch, in sorted order (a batch decides the last bits
+        # of its rows: the hits keep the scores they had).
+        texts = sorted({q.text for q in queries.values()})
+        vectors = (dict(zip(texts, self.embed(texts), strict=True))
+                   if engine.mode != "lexical" else {})
+        by_id = {i.id: i for i in visible if i.metadata.get("db")}
+        allow: dict[str, list[str]] = {}
+        for item in by_id.values():
+            allow.setdefault(item.metadata["db"], []).append(item.id)
+        out: dict[Database, list[tuple[MemoryItem, float]]] = {}
+        for db, wanted in queries.items():
+            if allow.get(db):
+                hits = engine.search(wanted, depth, allow=allow[db],
+                                     vector=vectors.get(wanted.text))
+                out[db] = [(by_id[i], s) for i, s in hits]
+        return out
+
+    async def ranked(self, key: str, query: str, request: RetrievalRequest | None,
+                     visible: Sequence[MemoryItem]) -> list[tuple[MemoryItem, float]]:
+        """``search`` with the search's model steps: the expander's texts, and each
+        database's top ``rerank_depth`` reranked before its ``k`` are kept."""
+        expansions = await self.expander.expand(query) if self.expander else []
+        queries = self.database_queries(query, request, visible, expansions)
+        stage = self.rerank_stage
+        found = await anyio.to_thread.run_sync(partial(
+            self.candidates, key, queries, visible, max(self.k, stage.depth) if stage else self.k))
+        if stage is not None:
+            for db, hits in found.items():
+                by_id = {item.id: item for item, _ in hits}
+                reordered = await stage.apply(queries[db].text, [(i.id, s) for i, s in hits],
+                                              {i: item.text for i, item in by_id.items()})
+                found[db] = [(by_id[i], s) for i, s in reordered]
+        return _merged(found, self.k)
 
     async def _retrieve(self, key: str, query: str, items: list[MemoryItem], k: int | None
                         ) -> list[MemoryItem]:
-        hits = await anyio.to_thread.run_sync(partial(self.search, key, query, None, items))
-        ranked = [item for item, _ in hits]
+        ranked = [item for item, _ in await self.ranked(key, query, None, items)]
         return ranked if k is None else ranked[:k]
 
     async def _answer(self, key: str, items: list[MemoryItem], request: AnswerRequest
                       ) -> MemoryAnswer:
         wanted, request_usage, request_note = await self._request(request)
-        hits = await anyio.to_thread.run_sync(
-            partial(self.search, key, request.query, wanted, items))
+        hits = await self.ranked(key, request.query, wanted, items)
         types: Sequence[DetType] = (wanted.type if wanted and wanted.type else DET_TYPES)
         builder = PromptBuilder()
         for db, header in (("ASR", "Speech (ASR), oldest first:"),
@@ -403,6 +425,12 @@ class VideoRagMemory(PersistentMemory):
         return [pool[int(n)] for n in dict.fromkeys(picks.tolist())]
 
 
+def _merged(found: dict[Database, list[tuple[MemoryItem, float]]], k: int
+            ) -> list[tuple[MemoryItem, float]]:
+    """The first ``k`` hits of each database, best score first (ties in database order)."""
+    return sorted((hit for hits in found.values() for hit in hits[:k]), key=lambda hit: -hit[1])
+
+
 def _database_queries(query: str, request: RetrievalRequest | None) -> dict[Database, str]:
     """The text each database is searched with: the request's (ASR phrase; DET names joined,
     with the question for OCR), or the bare question for all three."""
@@ -423,5 +451,5 @@ def _json_object(text: str) -> Any:
         raise ValueError("the reply holds no JSON object")
     value, _ = json.JSONDecoder().raw_decode(text[start:])
     if not isinstance(value, dict):
-        raise ValueError("the reply's JSON is not an object")  # noqa: TRY004 (bad input)  # noqa: TRY004 (a bad reply)
+        raise ValueError("the reply's JSON is not an object")
     return value

@@ -270,24 +270,24 @@ def parts_bootstrap(parts: Sequence[Sequence[T]], key: Callable[[T], Hashable],
     A number no part defines alone (a difference across parts), or whose value on its parts
     differs from its value on every item, is resampled over all the parts' units together. One
     part: ``cluster_bootstrap`` itself."""
-    parts = [list(part) for part in parts if len(part)]
-    everything = [item for part in parts for item in part]
-    if len(parts) <= 1:
+    nonempty = [list(part) for part in parts if len(part)]
+    everything = [item for part in nonempty for item in part]
+    if len(nonempty) <= 1:
         return cluster_bootstrap(group_units(everything, key), statistic,
                                  resamples=resamples, level=level, seed=seed)
     full = statistic(everything)
-    alone = [statistic(part) for part in parts]
+    alone = [statistic(part) for part in nonempty]
     by_parts: dict[tuple[int, ...], list[str]] = {}
     for name in full:
         chosen = tuple(i for i, values in enumerate(alone)
                        if _defined(values.get(name)) is not None)
-        if not chosen or (len(chosen) < len(parts) and not _same(
-                statistic([item for i in chosen for item in parts[i]]).get(name), full[name])):
-            chosen = tuple(range(len(parts)))
+        if not chosen or (len(chosen) < len(nonempty) and not _same(
+                statistic([item for i in chosen for item in nonempty[i]]).get(name), full[name])):
+            chosen = tuple(range(len(nonempty)))
         by_parts.setdefault(chosen, []).append(name)
     intervals: dict[str, Interval] = {}
     for chosen, names in by_parts.items():
-        pooled = [item for i in chosen for item in parts[i]]
+        pooled = [item for i in chosen for item in nonempty[i]]
         drawn = cluster_bootstrap(group_units(pooled, key), statistic, resamples=resamples,
                                   level=level, seed=seed)
         intervals.update({name: drawn[name] for name in names})

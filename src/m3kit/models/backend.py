@@ -8,9 +8,10 @@ HTTP 500, a reply past its ``attempt_timeout``) is retried with exponential back
 ``max_attempts`` in total, each retry announced (``notify``), then raises ``BackendError``;
 ``call_count`` counts what happened (``CallCount.describe``: the pipeline's failure summary), so a
 failing server costs a pipeline about a minute and a line per retry, not minutes of silence
-under inspect's unbounded retries. Anything with a ``name`` and a ``complete(request)`` method fits ``TextBackend``;
-tests replay scripted replies through it. A backend that also has ``async acomplete`` is called
-concurrently by ``complete_async``, the others from worker threads.
+under inspect's unbounded retries. Anything with a ``name`` and a ``complete(request)`` method
+fits ``TextBackend``; tests replay scripted replies through it. A backend that also has
+``async acomplete`` is called concurrently by ``complete_async``, the others from worker
+threads.
 
 ``extract_json`` reads the JSON a reply carries; ``call_json`` asks for JSON, validates it with
 pydantic, retries with the problem appended to the prompt, and raises a typed error naming the
@@ -270,8 +271,8 @@ class InspectBackend:
                         timeout=self.attempt_timeout)
             except M3kitError:
                 raise
-            except Exception as exc:  # noqa: BLE001 (retried, then one typed line)
-                exc = provider_error(exc)
+            except Exception as raised:  # noqa: BLE001 (retried, then one typed line)
+                exc = provider_error(raised)
                 if isinstance(exc, TimeoutError):
                     exc = TimeoutError(f"no reply within {self.attempt_timeout:g} s")
                 kind = type(exc).__name__
@@ -380,7 +381,7 @@ def json_object_reply(
 def call_json(
     backend: TextBackend,
     request: BackendRequest,
-    schema: Any,
+    schema: type[T],
     *,
     retries: int = 2,
     check: Callable[[T], None] | None = None,

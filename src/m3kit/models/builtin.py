@@ -54,6 +54,7 @@ from inspect_ai.model import (
     ModelAPI,
     ModelOutput,
     ModelUsage,
+    StopReason,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
@@ -186,7 +187,7 @@ class BuiltinModelAPI(ModelAPI):
             answer, details = self._choose(parsed, units, scorer)
         else:
             answer, details = self._free_form(parsed, units, scorer)
-        stop_reason = "stop"
+        stop_reason: StopReason = "stop"
         if details["mode"] == "free_form":
             # A span can be long: honour max_tokens (in words, like the usage below). A
             # free-form answer stays bare unless the prompt asked for a template.
@@ -436,7 +437,7 @@ def _option_row(option: Option, support: Support | None) -> dict[str, Any]:
     return row
 
 
-def _truncate(text: str, max_tokens: int | None) -> tuple[str, str]:
+def _truncate(text: str, max_tokens: int | None) -> tuple[str, StopReason]:
     """The first ``max_tokens`` words of ``text``, and the stop reason."""
     words = text.split()
     if max_tokens is not None and 0 < max_tokens < len(words):

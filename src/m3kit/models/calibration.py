@@ -99,7 +99,9 @@ def best_scores(
 ) -> tuple[list[float], list[float], float]:
     """Best option score per item, split (answerable, unanswerable), and the accuracy of the
     argmax on answerable items."""
-    answerable, unanswerable, correct = [], [], 0
+    answerable: list[float] = []
+    unanswerable: list[float] = []
+    correct = 0
     # One embedding batch for the whole set (the scorer caches), not one per item.
     scorer.embed(sorted({f"{item.question} {o}" for item in items for o in item.options}
                         | {text for item in items for text in item.evidence}))

@@ -249,5 +249,5 @@ def _encode_pil(image: Image.Image) -> str:
 
 def _detail(item: ContentImage) -> Detail:
     # "original" (an OpenAI-only level) has no meaning for a path; keep the common three.
-    return item.detail if item.detail in ("auto", "low", "high") else "auto"  # type: ignore
+    return item.detail if item.detail in ("auto", "low", "high") else "auto"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from typing import TYPE_CHECKING, Any
 
 from m3kit.models.noise import inspect_hooks_filtered
@@ -68,6 +68,7 @@ def keep_credentials(model: Model) -> Model:
                          else scrub_record(part, secrets) for part in result)
         return scrub_record(result, secrets)
 
+    # wrapped on this one provider instance, not its class: mypy refuses any method assignment
     api.generate = scrubbed_generate  # type: ignore[method-assign]
     setattr(api, _GUARDED, True)
     return model
@@ -141,10 +142,8 @@ def scrub_exception(exc: BaseException, secrets: list[str]) -> BaseException:
         for name in _RECORDED_ATTRS:
             value = getattr(current, name, None)
             if isinstance(value, str | dict | list):
-                try:
+                with suppress(AttributeError):  # a read-only property
                     setattr(current, name, scrub(value, secrets))
-                except AttributeError:  # a read-only property
-                    pass
         current = current.__cause__ or current.__context__
     return exc
 

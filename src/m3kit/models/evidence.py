@@ -55,7 +55,7 @@ def tokens(text: str) -> list[str]:
 
 def split_units(text: str, source: str) -> list[EvidenceUnit]:
     """Lines of ``text``; a line longer than ~160 characters is split into sentences."""
-    units = []
+    units: list[EvidenceUnit] = []
     for line in text.splitlines():
         line = line.strip()
         if not line:

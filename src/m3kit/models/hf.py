@@ -39,6 +39,7 @@ from inspect_ai.model import (
     ModelAPI,
     ModelOutput,
     ModelUsage,
+    StopReason,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 from PIL import Image
@@ -172,7 +173,8 @@ class HFVisionModelAPI(ModelAPI):
         text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
         eos = _eos_ids(loaded.model, loaded.tokenizer)
         ended = len(new_tokens) > 0 and int(new_tokens[-1]) in eos
-        stop_reason = "max_tokens" if len(new_tokens) >= max_new and not ended else "stop"
+        stop_reason: StopReason = (
+            "max_tokens" if len(new_tokens) >= max_new and not ended else "stop")
 
         output = ModelOutput.from_content(
             model=self.model_name, content=text.strip(), stop_reason=stop_reason
@@ -212,7 +214,10 @@ class HFVisionModelAPI(ModelAPI):
         if self.attn_implementation:
             options["attn_implementation"] = self.attn_implementation
         try:
-            model = AutoModelForImageTextToText.from_pretrained(str(self.model_path), **options)
+            # Any: the class is the checkpoint's, known only at run time (transformers' own
+            # annotations of ``from_pretrained(...).to`` do not fit a device string)
+            model: Any = AutoModelForImageTextToText.from_pretrained(str(self.model_path),
+                                                                     **options)
         except (OSError, ValueError, KeyError) as error:
             raise ModelLoadError(f"cannot load the model: {error}", path=self.model_path) from error
         model = model.to(device).eval()
@@ -350,8 +355,9 @@ def _input_builder(path: Path, config: Any, pixels: dict[str, int], remote: bool
     template = tokenizer.chat_template or _template_file(path)
     if not template:
         raise ModelLoadError("no chat template in the checkpoint", path=path) from failure
-    token = getattr(tokenizer, "image_token", None) or tokenizer.convert_ids_to_tokens(
-        int(image_token_id))
+    # one id in, one token out
+    token = str(getattr(tokenizer, "image_token", None)
+                or tokenizer.convert_ids_to_tokens(int(image_token_id)))
     return _QwenVLInputs(tokenizer, image_processor, template, token, int(image_token_id))
 
 

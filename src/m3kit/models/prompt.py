@@ -44,7 +44,8 @@ _ABSTAIN = re.compile(
     r"\b(neither|none of (the )?(above|these|them|options|the options)|n/?a\b|"
     r"not (mentioned|applicable|answerable|enough|sure|shown|visible|stated|possible|"
     r"determinable|known|specified|provided|given|present)|"
-    r"can ?not (be )?(determined|answered|tell|know|say)|can'?t (be )?(determined|answered|tell|say)|"
+    r"can ?not (be )?(determined|answered|tell|know|say)|"
+    r"can'?t (be )?(determined|answered|tell|say)|"
     r"(i )?(do not|don'?t) know|unanswerable|no (answer|information|evidence|mention)|"
     r"insufficient|unclear from|no way to (tell|know))",
     re.IGNORECASE,

@@ -39,7 +39,8 @@ class CachedTextReader:
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
             conn = sqlite3.connect(self._path, timeout=30.0)
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS ocr (key TEXT PRIMARY KEY, lines TEXT NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS ocr (key TEXT PRIMARY KEY, lines TEXT NOT NULL)")
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
@@ -57,7 +58,8 @@ class CachedTextReader:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for key, lines in db.execute(f"SELECT key, lines FROM ocr WHERE key IN ({marks})", chunk):
+            query = f"SELECT key, lines FROM ocr WHERE key IN ({marks})"
+            for key, lines in db.execute(query, chunk):
                 found[key] = [TextLine(**line) for line in json.loads(lines)]
         first_seen = {key: n for n, key in reversed(list(enumerate(keys)))}
         todo = sorted(n for key, n in first_seen.items() if key not in found)  # each image once

@@ -253,7 +253,8 @@ class _Clock:
         self.cost.seconds[self.stage] = self.cost.seconds.get(self.stage, 0.0) + spent
 
 
-def _read_keyframes(chosen: list[tuple[FrameInput, np.ndarray]], perceivers: Perceivers, result: JobResult,
+def _read_keyframes(chosen: list[tuple[FrameInput, np.ndarray]], perceivers: Perceivers,
+                    result: JobResult,
                     clock: _Clock) -> tuple[dict[str, str], dict[str, list[Detection]]]:
     ocr: dict[str, str] = {}
     detections: dict[str, list[Detection]] = {}
@@ -267,8 +268,9 @@ def _read_keyframes(chosen: list[tuple[FrameInput, np.ndarray]], perceivers: Per
                 for frame, lines in zip(frames, perceivers.reader.read(images), strict=True):
                     ocr[frame.id] = lines_text(lines)
                 result.cost.ocr_images += len(images)
-            # A model that fails (a backend error, a time-out) costs its frames' text, not the job.
-            except Exception as exc:  # noqa: BLE001
+            # A model that fails (a backend error, a time-out) costs its frames' text, not the
+            # job.
+            except Exception as exc:  # noqa: BLE001 (any reader failure: its frames skipped)
                 _stage_failed(result, frames, "ocr", exc)
     if perceivers.detector is not None:
         with clock("detect"):
@@ -277,7 +279,7 @@ def _read_keyframes(chosen: list[tuple[FrameInput, np.ndarray]], perceivers: Per
                 for frame, boxes in zip(frames, found, strict=True):
                     detections[frame.id] = list(boxes)
                 result.cost.detector_images += len(images)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 (any detector failure: its frames skipped)
                 _stage_failed(result, frames, "detect", exc)
     return ocr, detections
 

@@ -3,8 +3,10 @@ HTML report.
 
 The inputs (eval logs, folders of them, score files) are read by ``m3kit.report.inputs``; the logs
 of one system are pooled into one run there. Each run goes to the benchmark that declares its
-task and is rendered by ``Benchmark.report_sections``; ``--baseline`` adds a comparison section
-(``m3kit.report.compare``) and every report ends with how each run was made (its card).
+task and is rendered by the benchmark's report (``Benchmark.reporting``), followed by the table
+of its systems' headline numbers with their intervals, computed here once (the figures' error
+bars take them too); ``--baseline`` adds a comparison section (``m3kit.report.compare``) and
+every report ends with how each run was made (its card).
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from m3kit.benchmarks import BENCHMARKS
+from m3kit.benchmarks import BENCHMARKS, Benchmark
 from m3kit.report.inputs import card_benchmark, pooled_runs, read_humans, read_inputs
 from m3kit.report.logs import benchmark_of
+from m3kit.schema.report import ReportSection
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
     from m3kit.schema.card import ReproCard
     from m3kit.schema.evallog import LoggedRun
-    from m3kit.schema.report import ReportSection
 
-__all__ = ["build_report", "card_rows", "how_runs_were_made"]
+__all__ = ["benchmark_sections", "build_report", "card_rows", "how_runs_were_made"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,14 +65,43 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path,
         if not logs and not cards and given_humans is None:
             continue
         runs = pooled_runs(benchmark, logs)
-        label = benchmark.system_label.load()
+        label = benchmark.reporting.load().system_label
         made += [(label(run), run) for run in runs]
-        sections += benchmark.report_sections.load()(runs, out, cards=cards,
-                                                     humans=given_humans)
+        sections += benchmark_sections(benchmark, runs, out, cards=cards, humans=given_humans)
         if base is not None and base.benchmark == benchmark.name:
             sections.append(baseline_section(benchmark, base, runs))
     how = how_runs_were_made(made)
     return write_report([*sections, how] if how is not None else sections, out, title=title)
+
+
+def benchmark_sections(benchmark: Benchmark, runs: Sequence[LoggedRun], out_dir: str | Path, *,
+                       cards: Mapping[str, Mapping[str, Any]] | None = None,
+                       humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
+    """``benchmark``'s part of the report: its own sections for ``runs`` (one per system, a
+    system's logs pooled), ``cards`` (score files by system) and ``humans``, figures written into
+    ``out_dir``, and the table of its systems' headline numbers as ``value [lo, hi] (n units)``
+    (``m3kit.benchmarks.intervals``) in ``<title> · Confidence intervals``: first in the section
+    of that title where the benchmark gives one (intervals of its other numbers), else in a
+    section of its own after the others. Each system's intervals are computed once, here, and
+    handed to the benchmark's sections too (its figures' error bars)."""
+    from m3kit.benchmarks.intervals import intervals_table, system_intervals
+    from m3kit.benchmarks.protocol import ReportInputs
+
+    reporting = benchmark.reporting.load()
+    headline = system_intervals(benchmark, runs, reporting.system_label)
+    sections = reporting.sections(ReportInputs(
+        benchmark=benchmark, runs=runs, out_dir=Path(out_dir), cards=cards or {},
+        humans=humans, headline=headline))
+    table = intervals_table(benchmark, headline) if headline else None
+    if table is None:
+        return sections
+    title = f"{benchmark.title} · Confidence intervals"
+    given = next((section for section in sections if section.title == title), None)
+    if given is not None:
+        given.tables.insert(0, table)
+    else:
+        sections.append(ReportSection(benchmark=benchmark.name, title=title, tables=[table]))
+    return sections
 
 
 def how_runs_were_made(runs: Sequence[tuple[str, LoggedRun]]) -> ReportSection | None:
@@ -80,7 +111,7 @@ def how_runs_were_made(runs: Sequence[tuple[str, LoggedRun]]) -> ReportSection |
     (collapsed); ``None`` when no run has a card. A run pooled from several tasks' logs
     (``LoggedRun.parts``) gets a table per task, each task's own settings, as its log records
     them: the frames, arguments and prompt of one paradigm are never shown for the others."""
-    from m3kit.schema.report import ReportSection, Table
+    from m3kit.schema.report import Table
 
     tables = []
     for label, run in runs:

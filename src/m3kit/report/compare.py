@@ -14,12 +14,12 @@ of one run only are listed and left out; when the runs share no item, or less th
 ``MIN_SHARED`` of either run's items, they refuse to compare (``CompareError``): numbers on
 different question sets are not comparable.
 
-Per headline number of the benchmark (``Benchmark.headline``): both values, the difference
+Per headline number of the benchmark (its scoring's ``headline``): both values, the difference
 ``b - a``, its percentile interval from the paired cluster bootstrap and a two-sided p-value
 (``m3kit.metrics.bootstrap.paired_cluster_bootstrap``: a resample draws the benchmark's
-independent units, ``Benchmark.cluster_of``, and takes both runs' items of each drawn unit, so
+independent units, its ``cluster_of``, and takes both runs' items of each drawn unit, so
 the pairing is kept). Where the benchmark has a binary correctness per item
-(``Benchmark.item_correct``), McNemar's exact test on the shared questions too (McNemar 1947):
+(its ``item_correct``), McNemar's exact test on the shared questions too (McNemar 1947):
 it looks only at the questions one run got right and the other wrong.
 """
 
@@ -230,12 +230,12 @@ def _keyed(items: Sequence[ScoreItem], source: Path, suffix: str = "") -> dict[s
 
 def _log_items(benchmark: Benchmark, samples: Sequence[LoggedSample],
                source: Path) -> dict[str, ScoreItem]:
-    """The run's items by id, as the benchmark counts them (``Benchmark.items_from_log``);
-    an epoch after the first is its own item, ``<id>#<epoch>``."""
-    if benchmark.items_from_log is None:
+    """The run's items by id, as the benchmark counts them (its scoring's
+    ``items_from_log``); an epoch after the first is its own item, ``<id>#<epoch>``."""
+    items_from_log = benchmark.scoring.load().items_from_log
+    if items_from_log is None:
         raise CompareError(f"{benchmark.title} declares no per-item records to compare",
                            path=source)
-    items_from_log = benchmark.items_from_log.load()
     epochs: dict[int, list[LoggedSample]] = {}
     for sample in samples:
         epochs.setdefault(sample.epoch, []).append(sample)
@@ -247,7 +247,7 @@ def _log_items(benchmark: Benchmark, samples: Sequence[LoggedSample],
 
 def runs_from_logs(path: str | Path) -> list[RunItems]:
     """The runs in an eval log, or in a folder of logs: one per benchmark and system
-    (``Benchmark.system_label``), in benchmark name order, each system's logs pooled as
+    (``BenchmarkReporting.system_label``), in benchmark name order, each system's logs pooled as
     ``m3kit report`` pools them (each sample once, from the latest-started log). A folder
     holding no log of an m3kit benchmark is a ``CompareError``; in one that does, a log of
     another task is skipped by name (``m3kit.report.inputs.read_inputs``)."""
@@ -279,8 +279,9 @@ def run_from_logs(path: str | Path) -> RunItems:
 
 def run_items(benchmark: Benchmark, run: LoggedRun, source: str | Path) -> RunItems:
     """A run read from logs as ``compare_runs`` takes it: labelled as ``benchmark`` labels it
-    (``Benchmark.system_label``), its items as the benchmark counts them, with its card."""
-    label = benchmark.system_label.load()
+    (``BenchmarkReporting.system_label``), its items as the benchmark counts them, with its
+    card."""
+    label = benchmark.reporting.load().system_label
     return RunItems(benchmark=benchmark.name, label=label(run), source=str(source),
                     items=_log_items(benchmark, run.samples, Path(source)), card=run.card)
 
@@ -290,11 +291,12 @@ def run_from_predictions(benchmark: Benchmark, data: str | Path, predictions: st
     """The run of another harness's predictions on ``data``, scored item by item by the
     benchmark's ``items_from_predictions`` (``options``: its scoring options); labelled by the
     predictions file's stem."""
-    if benchmark.items_from_predictions is None:
+    read = benchmark.scoring.load().items_from_predictions
+    if read is None:
         raise CompareError(f"{benchmark.title} cannot score predictions item by item",
                            field="--score")
     file = Path(predictions)
-    items = benchmark.items_from_predictions.load()(Path(data), file, **options)
+    items = read(Path(data), file, **options)
     return RunItems(benchmark=benchmark.name, label=file.stem, source=str(file),
                     items=_keyed(items, file),
                     card=benchmark.predictions_card(data, file, options))
@@ -310,7 +312,7 @@ def _is_score_file(data: Any) -> bool:
 
 def run_from_score_file(path: str | Path, data: Any = None) -> RunItems:
     """The run in a score file that ``m3kit score VERB --json --items`` wrote (``data``: its
-    JSON, when already read): its ``benchmark``'s per-item records (``Benchmark.score_item``),
+    JSON, when already read): its ``benchmark``'s per-item records (``BenchmarkScoring.item``),
     labelled by the file's stem, with the score's card. A score file without ``items`` is a
     ``CompareError`` saying how to write one that has them."""
     from pydantic import ValidationError
@@ -329,7 +331,7 @@ def run_from_score_file(path: str | Path, data: Any = None) -> RunItems:
                            path=file, field="benchmark")
     if not isinstance(data["items"], list):
         raise CompareError("not a list of per-item records", path=file, field="items")
-    record = benchmark.score_item.load()
+    record: type[ScoreItem] = benchmark.scoring.load().item
     items: list[ScoreItem] = []
     for index, raw in enumerate(data["items"]):
         try:
@@ -427,9 +429,9 @@ def _card_differences(a: RunItems, b: RunItems) -> list[str]:
 
 def _mcnemar(benchmark: Benchmark, pairs: Sequence[tuple[ScoreItem, ScoreItem]]
              ) -> McNemarTest | None:
-    if benchmark.item_correct is None:
+    correct = benchmark.scoring.load().item_correct
+    if correct is None:
         return None
-    correct = benchmark.item_correct.load()
     n = only_a = only_b = 0
     for item_a, item_b in pairs:
         right_a, right_b = correct(item_a), correct(item_b)
@@ -457,10 +459,10 @@ def compare_runs(a: RunItems, b: RunItems, *, resamples: int = DEFAULT_RESAMPLES
     benchmark = benchmark_named(a.benchmark)
     if benchmark is None:
         raise CompareError(f"no benchmark is named {a.benchmark!r}")
-    if benchmark.headline is None or benchmark.cluster_of is None:
+    scoring = benchmark.scoring.load()
+    headline, cluster_of = scoring.headline, scoring.cluster_of
+    if headline is None or cluster_of is None:
         raise CompareError(f"{benchmark.title} declares no headline numbers to compare")
-    headline = benchmark.headline.load()
-    cluster_of = benchmark.cluster_of.load()
     pairs = [(a.items[key], b.items[key]) for key in shared]
     units = group_units(pairs, lambda pair: cluster_of(pair[0]))
     numbers = paired_cluster_bootstrap(units, headline, resamples=resamples, level=level,
@@ -651,9 +653,9 @@ def baseline_section(benchmark: Benchmark, baseline: RunItems, runs: Sequence[Lo
                      resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
                      seed: int = DEFAULT_SEED) -> ReportSection:
     """``m3kit report --baseline``'s section for ``benchmark``: each run (but the baseline
-    itself, where it is among the report's runs) against the baseline, one table per run with a ``Δ vs baseline``
-    column, ``*`` where its interval excludes 0. A run on another question set gets a note
-    saying why it is not compared, not a table."""
+    itself, where it is among the report's runs) against the baseline, one table per run with
+    a ``Δ vs baseline`` column, ``*`` where its interval excludes 0. A run on another question
+    set gets a note saying why it is not compared, not a table."""
     tables: list[Table] = []
     notes: list[str] = []
     for run in runs:

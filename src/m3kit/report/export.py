@@ -28,7 +28,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportRow", "export_rows", "write_rows"]
 
 ExportFormat = Literal["jsonl", "csv"]
-EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("jsonl", "csv")
 # the score record's own bookkeeping, already a column of the row
 _NOT_SCORES = frozenset({"status", "id", "groups"})
 
@@ -137,7 +137,9 @@ def export_rows(logs: Iterable[Any]) -> list[ExportRow]:
                 run = read_run(log)
                 read[id(log)] = (
                     run,
-                    {id(raw): one for raw, one in zip(log.samples, run.samples, strict=True)},
+                    # a log ``latest_samples`` took a sample from was read with its samples
+                    {id(raw): one
+                     for raw, one in zip(log.samples or [], run.samples, strict=True)},
                     dict(run.card.rows()) if run.card is not None else {},
                     {"run_id": str(log.eval.run_id or ""), "eval_id": str(log.eval.eval_id or "")},
                 )
@@ -164,7 +166,7 @@ def _flat(row: ExportRow) -> dict[str, Any]:
     return flat
 
 
-def write_rows(rows: Sequence[ExportRow], fmt: ExportFormat, out: TextIO) -> None:
+def write_rows(rows: Sequence[ExportRow], fmt: ExportFormat, out: IO[str]) -> None:
     """``rows`` to ``out``: one JSON object per line (``jsonl``, full precision) or a CSV with a
     header holding every column any row has (``csv``; a row without one leaves it empty)."""
     if fmt == "jsonl":

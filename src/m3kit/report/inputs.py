@@ -3,7 +3,7 @@ them (searched recursively) and score files of a benchmark that takes them, and 
 system's logs pool into.
 
 Each log belongs to the benchmark that declares its task (``m3kit.benchmarks.benchmark_for_task``).
-Logs of one system (``Benchmark.system_label``) are pooled into one run
+Logs of one system (``BenchmarkReporting.system_label``) are pooled into one run
 (``m3kit.report.pooling``) and read into typed records (``m3kit.report.logs``). In a folder, a
 damaged log or other JSON is skipped with a warning naming it; a file given on its own must be
 readable. A log of a task that is not m3kit's (``m3kit.report.logs.foreign_task``: a task
@@ -214,11 +214,12 @@ def read_humans(path: str | Path) -> dict[str, Any]:
 def system_logs(benchmark: Benchmark, logs: Sequence[EvalLog]
                 ) -> list[tuple[str, list[EvalLog]]]:
     """``benchmark``'s logs by system, in first-seen order: one model label
-    (``Benchmark.system_label``) with one setting (``m3kit.report.pooling.setting_variants``);
-    each system as its variant (what its label shows besides the model) and its logs."""
+    (``BenchmarkReporting.system_label``) with one setting
+    (``m3kit.report.pooling.setting_variants``); each system as its variant (what its label
+    shows besides the model) and its logs."""
     from m3kit.report.pooling import setting_variants
 
-    label = benchmark.system_label.load()
+    label = benchmark.reporting.load().system_label
     headers = [run_header(log) for log in logs]
     variants = setting_variants(headers, label)
     systems: dict[tuple[Any, str], list[EvalLog]] = {}

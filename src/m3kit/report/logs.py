@@ -89,7 +89,7 @@ def _sample(sample: EvalSample, benchmark: Benchmark | None) -> LoggedSample:
     score = _score(sample, benchmark.scorer if benchmark is not None else "")
     item = None
     if benchmark is not None and score is not None:
-        item_type: type[ScoreItem] = benchmark.score_item.load()
+        item_type: type[ScoreItem] = benchmark.scoring.load().item
         item = item_type.from_metadata(score.metadata)
     memory_key = (sample.metadata or {}).get(MEMORY_KEY)
     return LoggedSample(

@@ -44,7 +44,8 @@ def run_results(log: EvalLog, *, skipped_records: int = 0) -> RunResults:
     if not foreign_task(log):
         benchmark = benchmark_of(log)
         results["benchmark"] = benchmark.name
-        if benchmark.summary_intervals and benchmark.items_from_log is not None:
+        scoring = benchmark.scoring.load()
+        if benchmark.summary_intervals and scoring.items_from_log is not None:
             from m3kit.benchmarks.intervals import log_intervals
 
             intervals = log_intervals(benchmark, samples)
@@ -55,7 +56,7 @@ def run_results(log: EvalLog, *, skipped_records: int = 0) -> RunResults:
                 ci_level=intervals.ci_level, ci_resamples=intervals.ci_resamples,
                 ci_seed=intervals.ci_seed)
         try:
-            results["score"] = benchmark.scores_from_log.load()(samples).score_json()
+            results["score"] = scoring.scores_from_log(samples).score_json()
         except M3kitError:  # nothing to score (every sample failed): the counts say why
             results["score"] = None
     return RunResults.model_validate(results)

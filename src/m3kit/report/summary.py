@@ -2,7 +2,7 @@
 
 The benchmark of the log (``m3kit.report.logs.benchmark_of``: the one its task declares, an
 unknown task being an ``UnknownTaskError`` as in ``m3kit eval`` itself) gives the columns and rows
-(``Benchmark.summary_rows``), computed by its own scoring functions over the samples
+(``BenchmarkScoring.summary_rows``), computed by its own scoring functions over the samples
 ``m3kit.report.logs.read_samples`` reads, the reader ``m3kit report`` uses too: M3Eval's
 accuracy and intrusion rate per group, Video-MME-v2's Non-Lin score and Avg Acc, M3Exam's
 EM / F1 / BLEU-1 (and LLM-J when judged) per question type. Costs (tokens in, images) are means
@@ -64,7 +64,7 @@ def summary_table(log: EvalLog) -> SummaryTable:
         columns, rows = _generic_rows(log, samples)
     else:
         benchmark = benchmark_of(log)
-        columns, rows = benchmark.summary_rows.load()(samples)
+        columns, rows = benchmark.scoring.load().summary_rows(samples)
         intervals = headline_lines(benchmark, samples)
     card = logged_card(log)
     failed = sum(s.failed and not s.excluded for s in samples)  # excluded: unreadable media
@@ -94,9 +94,10 @@ def headline_lines(benchmark: Benchmark, samples: Sequence[LoggedSample]) -> lis
     """The summary's headline numbers (``Benchmark.summary_intervals``, labelled as its
     columns, on its one scale, ``m3kit score``'s and ``m3kit report``'s, in the digits of its
     table, ``Benchmark.summary_format``) as ``value [lo, hi] (n units)``: 95 % percentile
-    intervals over 2000 resamples of the benchmark's unit, seed 0 (``m3kit.benchmarks.intervals``); none for a
-    benchmark without headline numbers or a run without items."""
-    if not benchmark.summary_intervals or benchmark.items_from_log is None:
+    intervals over 2000 resamples of the benchmark's unit, seed 0
+    (``m3kit.benchmarks.intervals``); none for a benchmark without headline numbers or a run
+    without items."""
+    if not benchmark.summary_intervals or benchmark.scoring.load().items_from_log is None:
         return []
     from m3kit.benchmarks.intervals import interval_lines, log_intervals
 

@@ -272,6 +272,7 @@ def read_predictions_lenient(
         except SchemaError as err:
             skipped.append(SkippedRecord.from_error(err))
             continue
+        # every prediction model has an ``id``; P's bound (BaseModel) cannot say so
         rid = str(item.id)  # type: ignore[attr-defined]
         if rid in seen:
             skipped.append(SkippedRecord.at(path, record, f"id {rid!r} given again: the first "

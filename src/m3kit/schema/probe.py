@@ -7,8 +7,10 @@ A probe (M3Eval's split-screen, concatenation, interleaving and N-back clip sequ
 JSON shape of an output frame (``probe.json`` → ``frames[i]``)::
 
     {"index": 12, "time": 0.48,
-     "tiles": [{"source": "A", "source_time": 0.48, "source_index": 12, "side": "left", "segment": 0},
-               {"source": "B", "source_time": 0.48, "source_index": 14, "side": "right", "segment": 0}]}
+     "tiles": [{"source": "A", "source_time": 0.48, "source_index": 12, "side": "left",
+                "segment": 0},
+               {"source": "B", "source_time": 0.48, "source_index": 14, "side": "right",
+                "segment": 0}]}
 
 A frame always carries a list of tiles, because a split-screen frame shows two sources at once;
 a single-source frame has one tile with ``side == "full"`` and a black gap frame of a clip
@@ -23,8 +25,9 @@ Times are seconds. ``source_time`` is measured in the source file (not relative 
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -46,7 +49,7 @@ __all__ = [
 ProbeKind = Literal["split_screen", "concat", "interleave", "sequence"]
 Side = Literal["left", "right", "full"]
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION: Final = 1
 _RECORD = ConfigDict(extra="forbid", frozen=True)
 # Tiles of one frame, left to right; a full-frame tile last.
 SIDE_ORDER: dict[Side, int] = {"left": 0, "right": 1, "full": 2}
@@ -215,7 +218,7 @@ class ProbeRecipe(BaseModel):
             raise ValueError(f"order names unknown sources {unknown}")
         if len(self.swap_times) != self.swaps:
             raise ValueError(f"{self.swaps} swaps but {len(self.swap_times)} swap_times")
-        if any(b <= a for a, b in zip(self.swap_times, self.swap_times[1:])):
+        if any(b <= a for a, b in pairwise(self.swap_times)):
             raise ValueError("swap_times must increase")
         if self.swaps and self.kind != "split_screen":
             raise ValueError(f"only a split screen swaps sides, not {self.kind}")

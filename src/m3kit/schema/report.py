@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "NA",
+    "PLAIN_NA",
     "DeltaCell",
     "ReportSection",
     "SummaryTable",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 NA = "—"  # a metric that does not apply to this row (or has no value)
+# The same in ``m3kit score <verb>``'s tables: plain ASCII, as they have always printed it.
+PLAIN_NA = "-"
 # A Markdown code span in a caption or note (a column name in backticks).
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
@@ -78,7 +81,8 @@ class Table(BaseModel):
         for label, span in self.header_groups:
             labels += [label] * span
         labels += [""] * (len(self.columns) - len(labels))
-        return [f"{g} · {c}" if g else c for g, c in zip(labels, self.columns)]
+        # header groups spanning more than the columns are cut at the last column
+        return [f"{g} · {c}" if g else c for g, c in zip(labels, self.columns, strict=False)]
 
     def to_markdown(self) -> str:
         columns = self.grouped_columns()
@@ -159,18 +163,15 @@ def cell_text(value: Any, decimals: int = 1) -> str:
     return str(value)
 
 
-def _missing(x: float | None) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
 def percent_cell(x: float | None) -> str:
     """A rate on the 0-1 scale as a percentage with one decimal (``—`` for none)."""
-    return NA if _missing(x) else f"{100 * x:.1f}"  # type: ignore[operator]
+    return NA if x is None or math.isnan(x) else f"{100 * x:.1f}"
 
 
-def number_cell(x: float | None, digits: int = 1) -> str:
-    """A number with ``digits`` decimals (``—`` for none)."""
-    return NA if _missing(x) else f"{x:.{digits}f}"
+def number_cell(x: float | None, digits: int = 1, missing: str = NA) -> str:
+    """A number with ``digits`` decimals (``missing``, ``—`` by default, for none or NaN): the
+    one formatter of a number in a table m3kit prints."""
+    return missing if x is None or math.isnan(x) else f"{x:.{digits}f}"
 
 
 def cost_cell(x: float) -> str:

@@ -13,7 +13,7 @@ changes meaning or goes away.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +23,7 @@ from m3kit.schema.failures import FailureCount
 __all__ = ["RESULTS_PREFIX", "RESULTS_VERSION", "FailedSample", "HeadlineNumber", "RunResults",
            "is_results_file", "results_path"]
 
-RESULTS_VERSION = 1
+RESULTS_VERSION: Final = 1
 # ``results-<log stem>.json``: a name that does not start with the log's timestamp, so inspect
 # (``inspect view``, ``list_eval_logs``) never takes the file for a log; ``m3kit report`` passes
 # it by this prefix

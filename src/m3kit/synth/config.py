@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -14,7 +14,7 @@ from m3kit.synth.script import SCRIPT_VERSION, Evidence
 __all__ = ["ORDERS", "PARADIGMS", "SUITE_VERSION", "Condition", "SuiteConfig"]
 
 # Bump when question generation or the suite layout changes: suites built before are rebuilt.
-SUITE_VERSION = 2
+SUITE_VERSION: Final = 2
 PARADIGMS: tuple[Paradigm, ...] = ("divided_attention", "interference", "interleaved", "nback")
 Condition = Literal["retroactive", "proactive", "repeat_target", "repeat_interferer"]
 # Concatenation order of each interference condition (the target is always Video 1).
@@ -37,7 +37,7 @@ class SuiteConfig(BaseModel):
 
     seed: int = 0
     paradigms: list[Paradigm] = Field(default_factory=lambda: list(PARADIGMS))
-    evidence: list[Evidence] = Field(default_factory=lambda: ["text", "visual"])
+    evidence: list[Evidence] = Field(default_factory=lambda: list[Evidence](["text", "visual"]))
     # Sources
     pairs: int = Field(default=6, ge=1)
     beats: int = Field(default=10, ge=2, le=10)
@@ -50,11 +50,12 @@ class SuiteConfig(BaseModel):
     # Divided attention
     swaps: list[int] = Field(default_factory=lambda: [0, 10])
     storyline_targets: list[Literal["video1", "video2"]] = Field(
-        default_factory=lambda: ["video1", "video2"])
+        default_factory=lambda: list[Literal["video1", "video2"]](["video1", "video2"]))
     source_memory_questions: int = Field(default=2, ge=0)
     # Interference
     interference_conditions: list[Condition] = Field(
-        default_factory=lambda: ["retroactive", "proactive", "repeat_target", "repeat_interferer"])
+        default_factory=lambda: list[Condition](
+            ["retroactive", "proactive", "repeat_target", "repeat_interferer"]))
     interference_questions: int = Field(default=2, ge=0)
     # Interleaved
     interleave_segments: list[int] = Field(default_factory=lambda: [10])

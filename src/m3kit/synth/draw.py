@@ -210,7 +210,8 @@ def fit_font(texts: list[str], max_width: float,
         size -= 1
 
 
-def draw_actor(canvas: ImageDraw.ImageDraw, shape: str, rgb: RGB, pose: Pose, radius: float) -> None:
+def draw_actor(canvas: ImageDraw.ImageDraw, shape: str, rgb: RGB, pose: Pose,
+               radius: float) -> None:
     """A coloured shape with an outline and an off-centre eye, at ``pose``."""
     r = radius * pose.scale
     outline = _OUTLINE_ON_DARK if sum(rgb) < 150 else _OUTLINE

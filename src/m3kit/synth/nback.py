@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from m3kit.synth.phrases import caption
 from m3kit.synth.script import Actor, Event, Evidence, Scene, SceneSpan, VideoScript
-from m3kit.synth.vocab import ACTIONS, ACTOR_COLOURS, NAMES, SCENE_STYLES, SHAPES
+from m3kit.synth.vocab import ACTIONS, ACTOR_COLOURS, NAMES, SCENE_STYLES, SHAPES, Action
 
 __all__ = ["Attribute", "NBackClip", "NBackTrial", "clip_script", "design_trials"]
 
@@ -97,7 +97,7 @@ def clip_script(
     seed: int,
     *,
     scene: str,
-    action: str,
+    action: Action,
     evidence: Evidence,
     beat_seconds: float,
     fps: float,
@@ -131,10 +131,10 @@ def design_trials(
     fps: float = 10.0,
     size: tuple[int, int] = (320, 240),
 ) -> list[NBackTrial]:
-    """``trials`` trials for every (evidence, k, n) with n < k, ids ``nb-<evidence>-n<n>-k<k>-t<i>``.
-    Each cell's trials cycle through the four (scene match, action match) combinations two
-    complementary ones at a time (seeded order), so an even ``trials`` balances Yes and No
-    exactly per attribute in every cell."""
+    """``trials`` trials for every (evidence, k, n) with n < k, ids
+    ``nb-<evidence>-n<n>-k<k>-t<i>``. Each cell's trials cycle through the four (scene match,
+    action match) combinations two complementary ones at a time (seeded order), so an even
+    ``trials`` balances Yes and No exactly per attribute in every cell."""
     rng = random.Random(f"m3kit.synth.nback:{seed}")
     pairs = [list(p) for p in _COMPLEMENTARY_PAIRS]
     rng.shuffle(pairs)
@@ -177,7 +177,7 @@ def _look(script: VideoScript) -> tuple[str, str]:
 
 
 def _attributes(n: int, k: int, scene_match: bool, action_match: bool,
-                rng: random.Random) -> list[tuple[str, str]]:
+                rng: random.Random) -> list[tuple[str, Action]]:
     """(scene, action) per position; only the last and the n-back position are constrained."""
     scenes, actions = list(SCENE_STYLES), list(ACTIONS)
     out = [(rng.choice(scenes), rng.choice(actions)) for _ in range(k)]

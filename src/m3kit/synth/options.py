@@ -84,11 +84,12 @@ def letter_options(options: Sequence[Option], rng: random.Random | None,
         order.remove(right)
         order.insert(gold, right)
     letters = string.ascii_uppercase[: len(order)]
-    choices = [Choice(letter=ltr, text=o.text, role=o.role) for ltr, o in zip(letters, order)]
-    answer = next(ltr for ltr, o in zip(letters, order) if o.role == ChoiceRole.CORRECT)
+    lettered = list(zip(letters, order, strict=True))
+    choices = [Choice(letter=ltr, text=o.text, role=o.role) for ltr, o in lettered]
+    answer = next(ltr for ltr, o in lettered if o.role == ChoiceRole.CORRECT)
     return LetteredOptions(
         choices=choices,
         answer=answer,
-        role_by_letter={ltr: o.role.value for ltr, o in zip(letters, order)},
-        tag_by_letter={ltr: o.tag for ltr, o in zip(letters, order)},
+        role_by_letter={ltr: o.role.value for ltr, o in lettered},
+        tag_by_letter={ltr: o.tag for ltr, o in lettered},
     )

@@ -17,7 +17,8 @@ _OPENERS = ("First", "Next", "Then", "After that", "Later", "Afterwards", "Soon 
 
 
 def caption(name: str, action: str, scene: str) -> str:
-    """The caption of a beat: ``"the fox jumps in the kitchen"``, ``"the owl enters the garden"``."""
+    """The caption of a beat: ``"the fox jumps in the kitchen"``, ``"the owl enters the
+    garden"``."""
     words = ACTION_WORDS[action]
     place = f"the {scene}" if words.takes_place else f"in the {scene}"
     return f"the {name} {words.present} {place}"

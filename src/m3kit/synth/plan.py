@@ -55,7 +55,7 @@ def nback_trials(config: SuiteConfig) -> list[NBackTrial]:
                          trials=config.nback_trials, evidence=config.evidence,
                          seed=derived_seed(config.seed, "nback"),
                          beat_seconds=config.beat_seconds, fps=config.fps,
-                         size=tuple(config.size))
+                         size=config.size)
 
 
 def probe_specs(pairs: list[SourcePair], trials: list[NBackTrial],

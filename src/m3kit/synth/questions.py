@@ -214,9 +214,10 @@ def source_memory_questions(
             event = rng.choice(script.channel(ev))
             stem = f"In which video does the following happen: {_clause(script, event, ev)}?"
             options = [
-                Option(label, ChoiceRole.CORRECT if video == target else ChoiceRole.SOURCE_CONFUSION,
+                Option(label,
+                       ChoiceRole.CORRECT if video == target else ChoiceRole.SOURCE_CONFUSION,
                        video)
-                for label, video in zip(SOURCE_MEMORY_LABELS, ("video1", "video2"))
+                for label, video in zip(SOURCE_MEMORY_LABELS, ("video1", "video2"), strict=True)
             ]
             out.append(_question(
                 probe, item, "source_memory", target, ev, stem, letter_options(options, None),
@@ -395,7 +396,8 @@ def nback_questions(
             letter_options(options, None), seed, n=n, k=k, attribute=attribute, match=match,
             compared_clip=earlier,
             clips=[{"start": start, "end": end, "script": c.script.id, "scene": c.scene,
-                    "action": c.action} for c, (start, end) in zip(trial.clips, spans)],
+                    "action": c.action}
+                   for c, (start, end) in zip(trial.clips, spans, strict=True)],
         ))
     return out
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 # Bump when a change to the generator or the records changes what a given seed produces.
-SCRIPT_VERSION = 1
+SCRIPT_VERSION: Final = 1
 Evidence = Literal["text", "visual"]
 _RECORD = ConfigDict(extra="forbid", frozen=True)
 # Beat timing must land on the frame grid within this slack (1.5 s × 10 fps = 15 frames).
@@ -300,7 +301,9 @@ def generate_script(
         beat_actors = _similar_actors(src, similarity, rng)
         actions = _similar_actions(src, similarity, rng)
         actors = len(src.actors)
-    scene_of_beat = [name for name, length in zip(run_scenes, runs) for _ in range(length)]
+    # one scene per run
+    scene_of_beat = [name for name, length in zip(run_scenes, runs, strict=True)
+                     for _ in range(length)]
     events = []
     for i in range(beats):
         actor = cast[beat_actors[i]]
@@ -310,7 +313,7 @@ def generate_script(
             actor=actor.id, action=actions[i], scene=scene_of_beat[i], caption=text,
         ))
     timeline, t = [], 0
-    for name, length in zip(run_scenes, runs):
+    for name, length in zip(run_scenes, runs, strict=True):
         timeline.append(SceneSpan(scene=name, start=round(t * beat_seconds, 6),
                                   end=round((t + length) * beat_seconds, 6)))
         t += length
@@ -377,9 +380,13 @@ def _runs_of(script: VideoScript) -> list[int]:
     return [round((s.end - s.start) / script.beat_seconds) for s in script.timeline]
 
 
-def _cast(n: int, rng: random.Random, shapes, colours, names) -> list[Actor]:
-    picked = zip(rng.sample(list(shapes), n), rng.sample(colours, n), rng.sample(names, n))
-    return [Actor(id=f"a{i}", name=nm, shape=sh, colour=co) for i, (sh, co, nm) in enumerate(picked)]
+def _cast(n: int, rng: random.Random, shapes: Sequence[Shape], colours: list[str],
+          names: list[str]) -> list[Actor]:
+    # each sample holds exactly n
+    picked = zip(rng.sample(list(shapes), n), rng.sample(colours, n), rng.sample(names, n),
+                 strict=True)
+    return [Actor(id=f"a{i}", name=nm, shape=sh, colour=co)
+            for i, (sh, co, nm) in enumerate(picked)]
 
 
 def _assign_actors(beats: int, actors: int, rng: random.Random) -> list[int]:
@@ -407,7 +414,7 @@ def _similar_cast(src: VideoScript, s: float, rng: random.Random) -> list[Actor]
     names = [n for n in NAMES if n not in {a.name for a in src.actors}]
     new_colours = rng.sample(colours, len(src.actors))
     new_names = rng.sample(names, len(src.actors))
-    shapes: list[str] = []
+    shapes: list[Shape] = []
     for a in src.actors:
         keep = rng.random() < s and a.shape not in shapes
         shapes.append(a.shape if keep else rng.choice(
@@ -428,9 +435,9 @@ def _similar_actors(src: VideoScript, s: float, rng: random.Random) -> list[int]
     return out
 
 
-def _similar_actions(src: VideoScript, s: float, rng: random.Random) -> list[str]:
+def _similar_actions(src: VideoScript, s: float, rng: random.Random) -> list[Action]:
     original = [e.action for e in src.events]
-    out: list[str | None] = [a if rng.random() < s else None for a in original]
+    out: list[Action | None] = [a if rng.random() < s else None for a in original]
     for i, a in enumerate(out):
         if a is None:
             used = {x for x in out if x is not None}

@@ -58,7 +58,7 @@ def substitution_grid(
     ``rng`` among those with an alternative; None when no such two positions exist."""
     if len(alternatives) != len(clauses):
         raise ValueError("one alternative (or None) per clause")
-    usable = [i for i, alt in enumerate(alternatives) if alt is not None and alt != clauses[i]]
+    usable = {i: alt for i, alt in enumerate(alternatives) if alt is not None and alt != clauses[i]}
     pairs = [(i, j) for i in usable for j in usable if j - i >= 2]
     if not pairs:
         return None
@@ -67,14 +67,14 @@ def substitution_grid(
     for cell in GRID_CELLS:
         text = list(clauses)
         if cell[0] == "i":
-            text[first] = alternatives[first]
+            text[first] = usable[first]
         if cell[1] == "i":
-            text[second] = alternatives[second]
+            text[second] = usable[second]
         options[cell] = paragraph(text)
     return StorylineDesign(
         family=family, clauses=list(clauses), slots=[[first], [second]],
         correct=[[clauses[first]], [clauses[second]]],
-        incorrect=[[alternatives[first]], [alternatives[second]]],  # type: ignore[list-item]
+        incorrect=[[usable[first]], [usable[second]]],
         options=options,
     )
 
@@ -90,7 +90,7 @@ def order_grid(clauses: Sequence[str], rng: random.Random) -> StorylineDesign | 
     options = {}
     for cell in GRID_CELLS:
         text = list(clauses)
-        for flag, at in zip(cell, (first, second)):
+        for flag, at in zip(cell, (first, second), strict=True):  # a cell names both pairs
             if flag == "i":
                 text[at], text[at + 1] = text[at + 1], text[at]
         options[cell] = paragraph(text)

@@ -61,6 +61,9 @@ ProgressFn = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; stages ``"sources"`` and ``"probes"``."""
 
 
+SourceRole = Literal["video1", "video2", "nback_clip"]
+
+
 class SourceRecord(BaseModel):
     """A rendered source video of the suite; paths relative to the suite folder."""
 
@@ -68,7 +71,7 @@ class SourceRecord(BaseModel):
 
     id: str
     pair: str | None  # None for an N-back clip
-    role: Literal["video1", "video2", "nback_clip"]
+    role: SourceRole
     script: str
     video: str
     content_hash: str
@@ -174,8 +177,9 @@ def build_suite(
     records = _render_probes(specs, videos, root, config.fps, workers, progress)
     questions = suite_questions(pairs, trials, records, config)
     write_jsonl(root / "questions.jsonl", questions)
-    roles = [(s, p.id, role) for p in pairs
-             for role, s in (("video1", p.video1), ("video2", p.video2))]
+    roles: list[tuple[VideoScript, str | None, SourceRole]] = []
+    for p in pairs:
+        roles += [(p.video1, p.id, "video1"), (p.video2, p.id, "video2")]
     roles += [(c.script, None, "nback_clip") for t in trials for c in t.clips]
     sources = [
         SourceRecord(id=s.id, pair=pair_id, role=role, script=os.path.relpath(
@@ -228,7 +232,7 @@ def _files(manifest: SuiteManifest) -> list[str]:
 def _render_sources(scripts: list[VideoScript], out: Path, workers: int,
                     progress: ProgressFn | None) -> dict[str, Path]:
     paths = _run_all(render_script, [(s, out) for s in scripts], workers, "sources", progress)
-    return {s.id: p for s, p in zip(scripts, paths)}
+    return {s.id: p for s, p in zip(scripts, paths, strict=True)}  # one path per script
 
 
 def _render_probes(specs: list[ProbeSpec], videos: dict[str, Path], root: Path, fps: float,

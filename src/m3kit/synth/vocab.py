@@ -31,13 +31,13 @@ ACTOR_COLOURS: dict[str, RGB] = {
 }
 
 Shape = Literal["circle", "square", "triangle", "star", "diamond", "hexagon", "cross", "heart"]
-SHAPES: tuple[str, ...] = get_args(Shape)
+SHAPES: tuple[Shape, ...] = get_args(Shape)
 
 Action = Literal[
     "enters", "exits", "jumps", "spins", "moves_left", "moves_right", "grows", "shrinks",
     "rises", "sinks",
 ]
-ACTIONS: tuple[str, ...] = get_args(Action)
+ACTIONS: tuple[Action, ...] = get_args(Action)
 
 
 @dataclass(frozen=True)

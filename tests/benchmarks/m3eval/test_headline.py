@@ -68,7 +68,7 @@ def test_without_a_pair_the_unit_is_the_probe_video(released_root: Path,
 
 
 def test_a_probe_drawn_twice_counts_twice() -> None:
-    from m3kit.benchmarks.m3eval.scorer import M3EvalItem
+    from m3kit.benchmarks.m3eval.item import M3EvalItem
 
     right = M3EvalItem(id="a", status="correct", video="v1",
                        groups={"paradigm": "nback", "question_type": "nback"})
@@ -102,8 +102,8 @@ def test_the_unit_is_the_source_pair() -> None:
 
 def test_two_probes_of_one_pair_are_one_unit_also_in_an_older_log() -> None:
     """A log scored before ``source`` was recorded: the sample's question names the pair."""
+    from m3kit.benchmarks.m3eval.item import M3EvalItem
     from m3kit.benchmarks.m3eval.score import items_from_log
-    from m3kit.benchmarks.m3eval.scorer import M3EvalItem
     from m3kit.schema import LoggedSample, Usage
 
     questions = [_interference_question(f"mi-p0-{c}/q", f"mi-p0-{c}", c, pair="p0")

@@ -116,7 +116,8 @@ def test_a_folder_linked_from_outside_the_root_is_refused(released_root: Path,
     skipped = {s.record: s for s in loaded.skipped if s.file.endswith("interleaved_qa.json")}
     assert list(skipped) == [ids[2]]
     assert by_id[ids[0]].media[0].path == "videos/interleaved/pair3.mp4"
-    assert by_id[ids[1]].media[0].path == "videos/interleaved/pair3.mp4"  # the form that gets opened
+    # the form that gets opened
+    assert by_id[ids[1]].media[0].path == "videos/interleaved/pair3.mp4"
     with av.open(str(root / by_id[ids[0]].media[0].path)) as container:
         assert next(container.decode(video=0)).width > 0
 

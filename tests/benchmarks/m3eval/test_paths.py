@@ -7,7 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
-from m3kit.benchmarks.m3eval.load import load_m3eval, read_predictions
+from m3kit.benchmarks.m3eval.load import load_m3eval
+from m3kit.benchmarks.m3eval.predictions import read_predictions
 
 
 def test_hostile_video_fields_skip_their_record_only(released_root: Path,

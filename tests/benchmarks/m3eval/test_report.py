@@ -14,8 +14,8 @@ from m3kit.benchmarks.m3eval.report import (
     figure9_data,
     figure10_data,
     figure11_data,
-    m3eval_sections,
     ordered_systems,
+    paper_sections,
     system_label,
     table1,
     table2,
@@ -173,8 +173,8 @@ def test_figure11_points_per_k_n_setting_when_given():
                              "K=4,N=2": 70.0}}
     n_panel, k_panel = figure11_data({"m": s}).panels
     [n_series], [k_series] = n_panel.series, k_panel.series
-    assert sorted(zip(n_series.x, n_series.y)) == [(1.0, 50.0), (1.0, 80.0), (2.0, 60.0),
-                                                   (2.0, 70.0)]
+    assert sorted(zip(n_series.x, n_series.y, strict=True)) == [(1.0, 50.0), (1.0, 80.0),
+                                                                (2.0, 60.0), (2.0, 70.0)]
     # N: x̄ = 1.5, ȳ = 65; slope = ((−.5)(15) + (−.5)(−15) + (.5)(−5) + (.5)(5)) / 1 = 0
     assert n_series.slope == pytest.approx(0.0) and n_series.intercept == pytest.approx(65.0)
     # K: K=3 → 80, 60; K=4 → 50, 70; slope = ((−.5)(15) + (−.5)(−5) + (.5)(−15) + (.5)(5)) = −10
@@ -185,8 +185,8 @@ def test_figure11_points_per_k_n_setting_when_given():
 def test_sections_write_valid_pngs_with_their_data(tmp_path: Path):
     with_rep = scores()
     with_rep["memory_interference"]["repeat_target"] = {"accuracy": 60.0, "intrusion_rate": 9.0}
-    sections = m3eval_sections({"gpt": with_rep, "gpt (blind)": scores(offset=-10.0)}, tmp_path,
-                               humans=HUMANS)
+    sections = paper_sections({"gpt": with_rep, "gpt (blind)": scores(offset=-10.0)}, tmp_path,
+                              humans=HUMANS)
     figures = [f for s in sections for f in s.figures]
     assert figures == ["fig8_repetition.png", "fig9_source_grounding.png",
                        "fig10_nback_attribute.png", "fig11_nback_n_k.png"]
@@ -210,7 +210,7 @@ def test_sections_write_valid_pngs_with_their_data(tmp_path: Path):
 
 def test_figures_without_data_are_left_out_with_a_note(tmp_path: Path):
     only_tables = {"interleaved": {"source_identification": 30.0}}
-    sections = m3eval_sections({"m": only_tables}, tmp_path)
+    sections = paper_sections({"m": only_tables}, tmp_path)
     assert [f for s in sections for f in s.figures] == []
     notes = " ".join(n for s in sections for n in s.notes)
     assert "Figure 8 needs" in notes and "Figure 11 needs" in notes
@@ -257,7 +257,7 @@ def test_excluded_questions_are_named_with_the_cells_they_leave(tmp_path: Path):
          "divided_attention · spatial_source_grounding (ss-10)."),
         ("old score file: 1 question(s) excluded, their media unreadable, and left out of "
          "every rate.")]
-    counted = m3eval_sections(by_system, tmp_path)[-1]
+    counted = paper_sections(by_system, tmp_path)[-1]
     assert counted.title == "M3Eval · Answers counted"
     assert counted.notes[1:] == excluded_notes(by_system)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3eval.load import load_m3eval
 from m3kit.benchmarks.m3eval.score import score_outputs, scores_from_log
 from m3kit.benchmarks.m3eval.task import frame_policy_for, released_task
@@ -34,9 +34,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_divided_attention_runs_and_scores_like_external_predictions(
     released_root: Path, tmp_path: Path
 ) -> None:
-    log = run_eval("m3eval_divided_attention", MODEL,
-                   task_args={"data": str(released_root), "frames": 2},
-                   log_dir=tmp_path / "logs")
+    log = run_benchmark_task("m3eval_divided_attention", MODEL,
+                             task_args={"data": str(released_root), "frames": 2},
+                             log_dir=tmp_path / "logs")
     assert log.status == "success"
     samples = {s.id: s for s in log.samples}
     assert len(samples) == 11
@@ -57,8 +57,8 @@ def test_divided_attention_runs_and_scores_like_external_predictions(
 
 
 def test_nback_frames_per_clip_and_blind(released_root: Path, tmp_path: Path) -> None:
-    log = run_eval("m3eval_nback", MODEL, task_args={"data": str(released_root)},
-                   log_dir=tmp_path / "logs", limit=2)
+    log = run_benchmark_task("m3eval_nback", MODEL, task_args={"data": str(released_root)},
+                             log_dir=tmp_path / "logs", limit=2)
     assert log.status == "success"
     # nb-1: K = 3 clips of 0.4 s at 10 fps, 4 frames each: 8 per clip asked, 4 there
     first = next(s for s in log.samples if s.id == "nb-1")
@@ -66,9 +66,9 @@ def test_nback_frames_per_clip_and_blind(released_root: Path, tmp_path: Path) ->
     assert len(times) == 12 and times == sorted(times)
     assert log.eval.metadata["m3kit_blind"] is False
 
-    blind = run_eval("m3eval_nback", MODEL, task_args={"data": str(released_root),
+    blind = run_benchmark_task("m3eval_nback", MODEL, task_args={"data": str(released_root),
                                                        "blind": True},
-                     log_dir=tmp_path / "logs", limit=2)
+                               log_dir=tmp_path / "logs", limit=2)
     assert blind.eval.metadata["m3kit_blind"] is True
     assert all(_record(s)["frames"] == [] for s in blind.samples)
     assert "The final answer is Yes" in blind.samples[0].input  # same question, no frames
@@ -98,9 +98,9 @@ def test_repetition_interleaved_and_fps_frame_policies(released_root: Path) -> N
 
 def test_one_interference_run_with_fps(released_root: Path, tmp_path: Path) -> None:
     # 0.5 fps over a 1 s video: the first frame only
-    log = run_eval("m3eval_interference_repeat_target", MODEL,
-                   task_args={"data": str(released_root), "fps": 0.5},
-                   log_dir=tmp_path / "logs")
+    log = run_benchmark_task("m3eval_interference_repeat_target", MODEL,
+                             task_args={"data": str(released_root), "fps": 0.5},
+                             log_dir=tmp_path / "logs")
     assert log.status == "success"
     assert len(_record(log.samples[0])["frames"]) == 1
     assert log.eval.metadata["m3kit_fps"] == 0.5

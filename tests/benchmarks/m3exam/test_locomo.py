@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks.m3exam.locomo import load_locomo
-from m3kit.benchmarks.m3exam.score import PredictionRecord
+from m3kit.benchmarks.m3exam.predictions import PredictionRecord
 from m3kit.errors import M3kitError
 from m3kit.schema import ImageRef
 
@@ -59,8 +59,8 @@ def _locomo_file(tmp_path: Path) -> Path:
                 {"question": "Broken?", "evidence": [], "category": 1},
                 {"question": "What pet does Caroline have?", "answer": "a dog",
                  "evidence": ["D:1:3", "D", "D01:03", "D9:9"], "category": 1},
-                {"question": "Would Caroline like a dog park?", "answer": "Likely yes; she has a dog",
-                 "evidence": ["D1:3"], "category": 3},
+                {"question": "Would Caroline like a dog park?",
+                 "answer": "Likely yes; she has a dog", "evidence": ["D1:3"], "category": 3},
             ],
         },
         {"sample_id": "conv-2"},

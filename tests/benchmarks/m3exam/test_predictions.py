@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from m3kit.benchmarks.m3exam.score import read_predictions
+from m3kit.benchmarks.m3exam.predictions import read_predictions
 
 
 def test_guessed_values_repeats_and_bad_bytes_are_named_skips(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.m3exam.report import (
     ItemRow,
     cost_table,
@@ -22,13 +22,14 @@ BENCHMARK_TASK = "m3exam"
 
 
 def sections(logs: list, out_dir: Path) -> list:
-    """The benchmark's report sections for eval logs, pooled and read as ``m3kit report``
-    does."""
+    """The benchmark's part of the report for eval logs, pooled and read as ``m3kit report``
+    does: its sections, then its headline intervals' (``m3kit.report.build``)."""
     from m3kit.benchmarks import benchmark_for_task
+    from m3kit.report.build import benchmark_sections
     from m3kit.report.inputs import pooled_runs
 
     benchmark = benchmark_for_task(BENCHMARK_TASK)
-    return benchmark.report_sections.load()(pooled_runs(benchmark, logs), out_dir)
+    return benchmark_sections(benchmark, pooled_runs(benchmark, logs), out_dir)
 
 
 def _row(i: int, qtype: str, em: float, f1: float | None = None, bleu1: float | None = None,
@@ -93,8 +94,10 @@ def test_no_judge_means_no_overall_and_no_judge_row() -> None:
 
 
 def test_partial_judge_shows_counts_and_no_overall(tmp_path: Path) -> None:
+    from m3kit.benchmarks.m3exam import BENCHMARK
+    from m3kit.benchmarks.m3exam.item import M3ExamItem
     from m3kit.benchmarks.m3exam.report import sections as m3exam_sections
-    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+    from m3kit.benchmarks.protocol import ReportInputs
     from m3kit.schema.evallog import LoggedRun, LoggedSample
 
     # ss: both judged (1, 0.5) -> 0.75; tr: 1 of 2 judged; Avg.: 3 of 4 judged
@@ -123,7 +126,8 @@ def test_partial_judge_shows_counts_and_no_overall(tmp_path: Path) -> None:
         llm_judge=r.llm_judge)) for r in rows]
     run = LoggedRun(task="m3exam", model="m", status="success",
                     task_args={"data": "p", "regime": "text"}, samples=samples)
-    (section,) = m3exam_sections([run], tmp_path)
+    (section,) = m3exam_sections(ReportInputs(benchmark=BENCHMARK, runs=[run],
+                                              out_dir=tmp_path))
     assert any("LLM-J partial: 1 of 4 items LLM-J applies to have no judge score" in note
                and "judge_model" in note for note in section.notes)
 
@@ -186,9 +190,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory):
     out = []
     for regime, extra in (("text", {}), ("memory=context",
                                          {"memory_config": {"send_images": False}})):
-        log = run_eval("m3exam", "m3kit/builtin", model_args={"ocr": False},
-                       task_args={"data": str(folder), "regime": regime, **extra},
-                       log_dir=root / "logs")
+        log = run_benchmark_task("m3exam", "m3kit/builtin", model_args={"ocr": False},
+                                 task_args={"data": str(folder), "regime": regime, **extra},
+                                 log_dir=root / "logs")
         assert log.status == "success"
         out.append(log)
     return out
@@ -196,7 +200,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory):
 
 def test_sections_from_real_logs(logs, tmp_path: Path) -> None:
     result = sections(logs, tmp_path)
-    assert len(result) == 1 and result[0].benchmark == "m3exam"
+    assert len(result) == 2 and [s.benchmark for s in result] == ["m3exam", "m3exam"]
     per_type, cost = result[0].tables[:2]
     systems = [row[0] for row in cost.rows]
     assert systems == ["m3kit/builtin · m3exam/Pat_Report · oracle-text",
@@ -211,10 +215,11 @@ def test_sections_from_real_logs(logs, tmp_path: Path) -> None:
     assert cost.rows[0][8] == 0.0 and cost.rows[1][8] > 0.0
     for name in result[0].figures:
         assert (tmp_path / name).is_file() and name.endswith(".png")
-    # last: the TOTAL's headline numbers as value [lo, hi], one column per system; the values
-    # are the per-type table's Avg. EM (the questions' sessions resampled)
-    intervals = result[0].tables[-1]
-    assert intervals.title == "M3Exam · TOTAL with intervals"
+    # after it: the TOTAL's headline numbers as value [lo, hi], one column per system; the
+    # values are the per-type table's Avg. EM (the questions' sessions resampled)
+    assert result[1].title == "M3Exam · Confidence intervals"
+    (intervals,) = result[1].tables
+    assert intervals.title == "M3Exam · headline numbers with intervals"
     assert intervals.columns == ["number", *systems]
     assert intervals.caption.startswith("95 % intervals, 2000 resamples of session")
     em = next(row for row in intervals.rows if row[0] == "em")
@@ -223,15 +228,15 @@ def test_sections_from_real_logs(logs, tmp_path: Path) -> None:
     assert em[1:] == [f"{v:.4f} (1 unit)" for v in em_avg]
     # the memory run's retrieved rounds against the supporting fact D1:1 (the only round)
     retrieval = next(t for t in result[0].tables if "retrieval" in t.title)
-    assert retrieval.rows == [["m3kit/builtin · m3exam/Pat_Report · memory=context", 2, 1.0, 1.0, 1.0, 1.0, 1.0,
-                               1.0]]
+    assert retrieval.rows == [["m3kit/builtin · m3exam/Pat_Report · memory=context", 2, 1.0,
+                               1.0, 1.0, 1.0, 1.0, 1.0]]
 
 
 def test_letter_rule_runs_are_their_own_system(logs, tmp_path: Path) -> None:
     data = logs[0].eval.task_args["data"]
-    letter = run_eval("m3exam", "m3kit/builtin", model_args={"ocr": False},
-                      task_args={"data": data, "regime": "text", "fj_letter": True},
-                      log_dir=tmp_path / "logs")
+    letter = run_benchmark_task("m3exam", "m3kit/builtin", model_args={"ocr": False},
+                                task_args={"data": data, "regime": "text", "fj_letter": True},
+                                log_dir=tmp_path / "logs")
     assert letter.status == "success" and letter.eval.metadata["m3kit_fj_rule"] == "letter"
     per_type = sections([logs[0], letter], tmp_path)[0].tables[0]
     assert per_type.title == "M3Exam: scores by question type (FJ EM rule: exact, letter)"
@@ -263,12 +268,17 @@ def test_locomo_logs_get_their_own_section(logs, tmp_path: Path) -> None:
                {"question": "What did B paint?", "adversarial_answer": "a sunset",
                 "evidence": ["D1:1"], "category": 5}],
     }]), encoding="utf-8")  # fmt: skip
-    run = run_eval("locomo", "m3kit/builtin", model_args={"ocr": False},
-                   task_args={"data": str(locomo), "regime": "text"}, log_dir=tmp_path / "logs")
+    run = run_benchmark_task("locomo", "m3kit/builtin", model_args={"ocr": False},
+                             task_args={"data": str(locomo), "regime": "text"},
+                             log_dir=tmp_path / "logs")
     assert run.status == "success"
     result = sections([logs[0], run], tmp_path / "out")
-    assert [(s.benchmark, s.title) for s in result] == [("m3exam", "M3Exam"),
-                                                       ("locomo", "LoCoMo")]
+    assert [(s.benchmark, s.title) for s in result] == [
+        ("m3exam", "M3Exam"), ("locomo", "LoCoMo"), ("m3exam", "M3Exam · Confidence intervals")]
+    # one interval table for the benchmark's systems, each of either data set
+    (intervals,) = result[2].tables
+    assert intervals.columns == ["number", "m3kit/builtin · m3exam/Pat_Report · oracle-text",
+                                 "m3kit/builtin · locomo/locomo10 · oracle-text"]
     m3exam_table, locomo_table = result[0].tables[0], result[1].tables[0]
     assert m3exam_table.columns == ["System", "Metric", "SS", "FM", "Avg."]
     assert locomo_table.title == "LoCoMo: scores by category"

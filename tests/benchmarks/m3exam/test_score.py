@@ -12,12 +12,8 @@ import pytest
 
 from fakeserver import ScriptedServer
 from m3kit.benchmarks.m3exam.load import M3ExamData, load_m3exam
-from m3kit.benchmarks.m3exam.score import (
-    PredictionRecord,
-    overall_score,
-    read_predictions,
-    score_outputs,
-)
+from m3kit.benchmarks.m3exam.predictions import PredictionRecord, read_predictions
+from m3kit.benchmarks.m3exam.score import overall_score, score_outputs
 from m3kit.schema import Conversation, Question
 
 
@@ -195,8 +191,8 @@ def test_full_and_no_judge_tables_unchanged(data: M3ExamData, tmp_path: Path) ->
 
 def test_eval_summary_shows_judged_counts() -> None:
     """``m3kit eval``'s table of a run whose items are judged only in part."""
+    from m3kit.benchmarks.m3exam.item import M3ExamItem
     from m3kit.benchmarks.m3exam.score import summary_rows
-    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
     from m3kit.schema import LoggedSample
 
     def sample(i: int, qtype: str, em: float, judge: float | None) -> LoggedSample:

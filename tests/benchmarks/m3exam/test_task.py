@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from m3kit.benchmarks import run_eval
-from m3kit.benchmarks.m3exam.scorer import score_item as item_record
+from m3kit.benchmarks import run_benchmark_task
+from m3kit.benchmarks.m3exam.item import score_item as item_record
 from m3kit.benchmarks.m3exam.task import M3EXAM_KEY, conversation_stream
 from m3kit.media.pdf import write_text_pdf
 from m3kit.memory.base import AnswerRequest, Memory, MemoryAnswer, MemoryEvent, MemoryItem
@@ -64,8 +64,8 @@ def persona(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(data: Path, tmp_path: Path, regime: str, **kwargs):
     task_args = {"data": str(data), "regime": regime, **kwargs.pop("task_args", {})}
-    log = run_eval("m3exam", "m3kit/builtin", task_args=task_args, model_args=NO_OCR,
-                   log_dir=tmp_path / "logs", **kwargs)
+    log = run_benchmark_task("m3exam", "m3kit/builtin", task_args=task_args, model_args=NO_OCR,
+                             log_dir=tmp_path / "logs", **kwargs)
     assert log.status == "success", log.error
     return {s.id: s for s in log.samples}, log
 
@@ -215,10 +215,10 @@ def test_memory_regime_through_the_protocol(persona: Path, tmp_path: Path) -> No
 def test_memory_flag_records_the_memory_regime(persona: Path, tmp_path: Path) -> None:
     # ``m3kit eval m3exam --memory context`` with no -T regime: the run's regime is the memory
     # one, and the log's task arguments do not claim an oracle run
-    log = run_eval("m3exam", "m3kit/builtin", memory="context", model_args=NO_OCR,
-                   task_args={"data": str(persona), "types": "fj",
+    log = run_benchmark_task("m3exam", "m3kit/builtin", memory="context", model_args=NO_OCR,
+                             task_args={"data": str(persona), "types": "fj",
                               "memory_config": {"send_images": False, "ocr": False}},
-                   log_dir=tmp_path / "logs")
+                             log_dir=tmp_path / "logs")
     assert log.status == "success", log.error
     assert log.eval.metadata["m3kit_regime"] == "memory=context"
     assert log.eval.task_args["regime"] is None and log.eval.task_args["memory"] == "context"
@@ -285,8 +285,8 @@ def test_locomo_task_text_regime(tmp_path: Path) -> None:
            "category": 4}]
     path = tmp_path / "locomo10.json"
     path.write_text(json.dumps([{"sample_id": "conv-1", "conversation": conv, "qa": qa}]))
-    log = run_eval("locomo", "m3kit/builtin", model_args=NO_OCR,
-                   task_args={"data": str(path), "types": "1"}, log_dir=tmp_path / "logs")
+    log = run_benchmark_task("locomo", "m3kit/builtin", model_args=NO_OCR,
+                             task_args={"data": str(path), "types": "1"}, log_dir=tmp_path / "logs")
     assert log.status == "success" and log.eval.metadata["m3kit_regime"] == "oracle-text"
     (sample,) = log.samples
     message = json.dumps(sample.messages[0].model_dump(mode="json"))
@@ -294,9 +294,9 @@ def test_locomo_task_text_regime(tmp_path: Path) -> None:
     assert read_record(sample.metadata).failure is None
     # Multimodal LoCoMo: the web image is never fetched; it is a caption-only attachment, as
     # in the text regime, and no sample fails.
-    log = run_eval("locomo", "m3kit/builtin", model_args=NO_OCR,
-                   task_args={"data": str(path), "regime": "oracle", "types": "1"},
-                   log_dir=tmp_path / "logs")
+    log = run_benchmark_task("locomo", "m3kit/builtin", model_args=NO_OCR,
+                             task_args={"data": str(path), "regime": "oracle", "types": "1"},
+                             log_dir=tmp_path / "logs")
     (sample,) = log.samples
     message = json.dumps(sample.messages[0].model_dump(mode="json"))
     assert "a photo of a cat" in message and "example.invalid" not in message
@@ -311,9 +311,9 @@ def test_locomo_web_and_inline_images_through_every_memory(memory: str, tmp_path
     LoCoMo question: web images are caption-only, inline images are decoded."""
     from .test_locomo import locomo_with_images
 
-    log = run_eval("locomo", "m3kit/builtin", memory=memory, model_args=NO_OCR,
-                   task_args={"data": str(locomo_with_images(tmp_path))},
-                   log_dir=tmp_path / "logs")
+    log = run_benchmark_task("locomo", "m3kit/builtin", memory=memory, model_args=NO_OCR,
+                             task_args={"data": str(locomo_with_images(tmp_path))},
+                             log_dir=tmp_path / "logs")
     assert log.status == "success", log.error
     assert len(log.samples) == 2
     for sample in log.samples:
@@ -354,7 +354,7 @@ def test_memory_gets_the_bare_question_as_query(persona: Path, tmp_path: Path) -
     task = Task(dataset=m3exam_dataset(data.questions, parse_regime("memory=query_log")),
                 solver=m3exam_memory_answer(data.conversations, memory, cache=False),
                 scorer=m3exam_answer())
-    log = run_eval(task, "m3kit/builtin", model_args=NO_OCR, log_dir=tmp_path / "logs")
+    log = run_benchmark_task(task, "m3kit/builtin", model_args=NO_OCR, log_dir=tmp_path / "logs")
     assert log.status == "success", log.error
     # retrieval sees the question alone; the model's prompt adds the answering instructions
     # (and, for fm, the candidate file names)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.task import person_key
 from m3kit.benchmarks.supermemory.timeline import person_events, transcript_before
@@ -39,16 +39,15 @@ def test_direct_frames_and_transcript_stop_at_the_question(make_release, tmp_pat
     every = select_frames(store, question, FramePolicy(policy="uniform", n=40),
                           root=loaded.root, causal=False)
     assert any(read_image_rgb(f.path).mean() >= 250 for f in every)
-    heard = [e.text for e in transcript_before(loaded.root, loaded.session(1, "P1_D1"),
-                                               question.time)]
+    heard = [e.text for e in transcript_before(loaded.session(1, "P1_D1"), question.time)]
     assert any(EARLY_FACT in t for t in heard) and not any(LATE_FACT in t for t in heard)
 
 
 def test_memory_sees_only_the_past_of_the_person(make_release, tmp_path) -> None:
     loaded, question = _question_one(make_release())
     store = FrameStore(tmp_path / "frames")
-    events, _ = person_events(store, loaded.root, loaded.sessions[1],
-                              FramePolicy(policy="fps", fps=1.0, n=1))
+    events = person_events(store, loaded.root, loaded.sessions[1],
+                           FramePolicy(policy="fps", fps=1.0, n=1))
     # the stream holds the whole person: the late fact and later days are in it
     assert any(LATE_FACT in e.text for e in events)
     assert max(e.time for e in events) > T0 + 86400
@@ -69,11 +68,11 @@ def test_memory_sees_only_the_past_of_the_person(make_release, tmp_path) -> None
 @pytest.mark.parametrize("memory", [None, "context"])
 def test_a_run_never_shows_the_planted_fact(make_release, tmp_path, memory) -> None:
     root = make_release()
-    log = run_eval("supermemory", "m3kit/builtin",
-                   task_args={"data": str(root), "memory_fps": 1.0,
+    log = run_benchmark_task("supermemory", "m3kit/builtin",
+                             task_args={"data": str(root), "memory_fps": 1.0,
                               "frame_store": str(tmp_path / "frames"),
                               **({"memory": memory} if memory else {})},
-                   log_dir=tmp_path / "logs", cache=False, sample_id=[1])
+                             log_dir=tmp_path / "logs", cache=False, sample_id=[1])
     assert log.status == "success"
     sample = log.samples[0]
     record = read_record(sample.metadata)

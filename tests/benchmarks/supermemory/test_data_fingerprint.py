@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import benchmark_named, run_eval
+from m3kit.benchmarks import benchmark_named, run_benchmark_task
 from m3kit.benchmarks.supermemory.report import _systems, main_table
 from m3kit.benchmarks.supermemory.task import supermemory
 from m3kit.report.build import build_report
@@ -69,10 +69,10 @@ def test_runs_on_either_are_two_report_rows_and_compare_flags_them(suites,
                                                                    tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     for name, data in zip("ab", suites, strict=True):
-        log = run_eval("supermemory", "m3kit/builtin",
-                       task_args={"data": str(data), "frames": 2,
+        log = run_benchmark_task("supermemory", "m3kit/builtin",
+                                 task_args={"data": str(data), "frames": 2,
                                   "frame_store": str(tmp_path / "frames")},
-                       log_dir=logs / name, cache=False)
+                                 log_dir=logs / name, cache=False)
         assert log.status == "success", log.error
     benchmark = benchmark_named("supermemory")
     assert benchmark is not None
@@ -84,7 +84,7 @@ def test_runs_on_either_are_two_report_rows_and_compare_flags_them(suites,
         _fingerprint(suites[0]), _fingerprint(suites[1])}
     assert build_report([logs], tmp_path / "report").is_file()
     # the paper's tables too: Table 2 gives each data set its own framework columns, n each
-    table = main_table(_systems(runs))
+    table = main_table(_systems(benchmark, runs))
     assert len(table.header_groups) == 3
     assert all(" · data " in name for name, _ in table.header_groups[1:])
     assert [cell for i, cell in enumerate(table.rows[0]) if table.columns[i] == "n"] == [

@@ -10,11 +10,8 @@ from typing import Any
 
 import pytest
 
-from m3kit.benchmarks.supermemory.load import (
-    SuperMemoryError,
-    load_supermemory,
-    read_transcript,
-)
+from m3kit.benchmarks.supermemory.load import SuperMemoryError, load_supermemory
+from m3kit.benchmarks.supermemory.transcripts import read_transcript
 from m3kit.schema import ChoiceRole
 
 from .conftest import DAY, QUESTION_CUT, T0, default_records, write_release
@@ -168,8 +165,8 @@ def test_whisper_speakers_are_not_question_people(tmp_path: Path) -> None:
     path = tmp_path / "x_whisper_transcript.json"
     path.write_text(json.dumps({"segments": [{"start": 0, "end": 1, "text": "hi",
                                               "speaker": "SPEAKER_00"}]}))
-    lines, skipped, _ = read_transcript(path, "whisper")
-    assert lines[0].person is None and skipped == []
+    read = read_transcript(path, "whisper")
+    assert read.lines[0].person is None and read.skipped == []
 
 
 def test_unreadable_json_is_one_error(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from m3kit.benchmarks.supermemory.item import item_of
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.score import (
     aggregate,
     headline,
-    item_of,
     items_from_predictions,
     score_predictions,
 )
@@ -170,7 +170,7 @@ def test_cli_text_shows_counts(qa_json: Path, mixed: Path, capsys) -> None:
 
 
 def test_the_parsed_answer_is_the_first_ranked_letter() -> None:
-    from m3kit.benchmarks.supermemory.score import SuperMemoryItem
+    from m3kit.benchmarks.supermemory.item import SuperMemoryItem
 
     ranked = SuperMemoryItem(id="7", status="correct", ranking=[2, 0], gold=2,
                              option_types=["incorrect", "vague", "correct", "abstain"])

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
+from m3kit.benchmarks.protocol import ReportInputs
+from m3kit.benchmarks.supermemory import BENCHMARK
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.report import sections, system_label
 from m3kit.benchmarks.supermemory.score import score_predictions, scores_from_log
@@ -34,10 +36,10 @@ def logs(suite_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     out = tmp_path_factory.mktemp("logs")
     made = {}
     for name, args in RUNS.items():
-        log = run_eval("supermemory", "m3kit/builtin",
-                       task_args={"data": str(suite_root), "frame_store": str(out / "frames"),
-                                  **args},
-                       log_dir=out / name, cache=False)
+        log = run_benchmark_task("supermemory", "m3kit/builtin",
+                                 task_args={"data": str(suite_root),
+                                            "frame_store": str(out / "frames"), **args},
+                                 log_dir=out / name, cache=False)
         assert log.status == "success", log.error
         made[name] = log
     return made
@@ -85,7 +87,7 @@ def test_report_has_the_papers_tables(logs, tmp_path: Path) -> None:
     runs = [read_run(log) for log in logs.values()]
     assert {system_label(r).split(" · ")[1] for r in runs} == {"direct (4 frames)", "blind",
                                                                 "rag"}
-    [section] = sections(runs, tmp_path)
+    [section] = sections(ReportInputs(benchmark=BENCHMARK, runs=runs, out_dir=tmp_path))
     titles = [t.title for t in section.tables]
     for wanted in ("Table 2", "Table 3", "Table 4", "Table 5", "Fig. 8", "data:"):
         assert any(wanted in t for t in titles), wanted

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.task import supermemory
 from m3kit.schema.evallog import INPUTS_FAILURE, QUESTION_KEY, SKIPPED_KEY, read_record
@@ -33,11 +33,11 @@ def _add_line(root: Path, rel: Path, start: float, end: float, text: str) -> Non
 
 
 def _run(root: Path, tmp_path: Path, memory: str | None) -> Any:
-    return run_eval("supermemory", "m3kit/builtin",
-                    task_args={"data": str(root), "frames": 2, "memory_fps": 1.0,
+    return run_benchmark_task("supermemory", "m3kit/builtin",
+                              task_args={"data": str(root), "frames": 2, "memory_fps": 1.0,
                                "frame_store": str(tmp_path / "frames"),
                                **({"memory": memory} if memory else {})},
-                    log_dir=tmp_path / f"logs-{memory}", cache=False)
+                              log_dir=tmp_path / f"logs-{memory}", cache=False)
 
 
 def _answered(log: Any) -> list[str]:
@@ -136,7 +136,7 @@ def test_a_sample_whose_inputs_fail_fails_alone(make_release: Callable[..., Path
     for sample in task.dataset:
         if sample.id == "1":
             sample.metadata[QUESTION_KEY]["time"] = 1e13
-    log = run_eval(task, "m3kit/builtin", log_dir=tmp_path / "logs")
+    log = run_benchmark_task(task, "m3kit/builtin", log_dir=tmp_path / "logs")
     assert log.status == "success", log.error
     failures = {str(s.id): read_record(s.metadata).failure for s in log.samples}
     assert failures["2"] is None and failures["3"] is None and failures["4"] is None

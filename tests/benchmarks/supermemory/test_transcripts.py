@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
+from m3kit.benchmarks.protocol import ReportInputs
+from m3kit.benchmarks.supermemory import BENCHMARK
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.prompt import (
     NOW_LINE,
@@ -21,7 +23,6 @@ from m3kit.benchmarks.supermemory.prompt import (
 )
 from m3kit.benchmarks.supermemory.report import sections
 from m3kit.benchmarks.supermemory.task import supermemory
-from m3kit.benchmarks.supermemory.transcripts import TranscriptCache
 from m3kit.memory.context import estimated_tokens
 from m3kit.report.logs import read_run
 from m3kit.schema.card import TASK_CARD_KEY
@@ -62,9 +63,9 @@ def test_a_long_transcript_is_cut_to_its_budget_newest_first(
         make_release: Callable[..., Path], tmp_path: Path) -> None:
     root = make_release()
     _long_transcript(root)
-    log = run_eval("supermemory", "m3kit/builtin",
-                   task_args={"data": str(root), "frames": 0, "transcript_tokens": 400},
-                   log_dir=tmp_path / "logs", cache=False, sample_id=[1])
+    log = run_benchmark_task("supermemory", "m3kit/builtin",
+                             task_args={"data": str(root), "frames": 0, "transcript_tokens": 400},
+                             log_dir=tmp_path / "logs", cache=False, sample_id=[1])
     assert log.status == "success", log.error
     [sample] = log.samples
     block = _transcript_block(_prompt(sample))
@@ -80,7 +81,8 @@ def test_a_long_transcript_is_cut_to_its_budget_newest_first(
     assert sample.scores["supermemory_answer"].metadata["transcript_cut"] == note["cut"]
     card = log.eval.metadata[TASK_CARD_KEY]
     assert card["settings"] == {"transcript_tokens": 400, "tokens_per_char": 0.25}
-    [section] = sections([read_run(log)], tmp_path / "report")
+    [section] = sections(ReportInputs(benchmark=BENCHMARK, runs=[read_run(log)],
+                                      out_dir=tmp_path / "report"))
     assert any(f"{note['cut']} older line(s) left out" in n for n in section.notes)
 
 
@@ -88,9 +90,9 @@ def test_the_default_budget_bounds_the_prompt(make_release: Callable[..., Path],
                                               tmp_path: Path) -> None:
     root = make_release()
     _long_transcript(root)
-    log = run_eval("supermemory", "m3kit/builtin",
-                   task_args={"data": str(root), "frames": 0},
-                   log_dir=tmp_path / "logs", cache=False, sample_id=[1])
+    log = run_benchmark_task("supermemory", "m3kit/builtin",
+                             task_args={"data": str(root), "frames": 0},
+                             log_dir=tmp_path / "logs", cache=False, sample_id=[1])
     [sample] = log.samples
     assert estimated_tokens(_transcript_block(_prompt(sample))) <= 8000
     assert len(_prompt(sample)) < 40_000  # 3 MB of transcript before the budget
@@ -99,9 +101,9 @@ def test_the_default_budget_bounds_the_prompt(make_release: Callable[..., Path],
 
 def test_a_short_transcript_is_whole_and_not_cut(make_release: Callable[..., Path],
                                                  tmp_path: Path) -> None:
-    log = run_eval("supermemory", "m3kit/builtin",
-                   task_args={"data": str(make_release()), "frames": 0},
-                   log_dir=tmp_path / "logs", cache=False, sample_id=[1])
+    log = run_benchmark_task("supermemory", "m3kit/builtin",
+                             task_args={"data": str(make_release()), "frames": 0},
+                             log_dir=tmp_path / "logs", cache=False, sample_id=[1])
     [sample] = log.samples
     assert EARLY_FACT in _prompt(sample)
     assert sample.metadata[TRANSCRIPT_META]["cut"] == 0
@@ -119,22 +121,25 @@ def test_each_transcript_is_parsed_once_per_run(make_release: Callable[..., Path
     text = path.read_text()
     path.write_text(text.replace(EARLY_FACT, "X" * len(EARLY_FACT)))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    log = run_eval(task, "m3kit/builtin", log_dir=tmp_path / "logs", sample_id=[1])
+    log = run_benchmark_task(task, "m3kit/builtin", log_dir=tmp_path / "logs", sample_id=[1])
     assert EARLY_FACT in _prompt(log.samples[0])
 
 
-def test_the_cache_reads_a_file_once_and_again_when_it_changes(
+def test_the_loader_reads_a_file_once_and_again_when_it_changes(
         make_release: Callable[..., Path]) -> None:
+    """A session holds its transcript as read at load (what a run's samples share); a load
+    after the file changed reads it again."""
     root = make_release()
-    cache = TranscriptCache()
-    loaded = load_supermemory(root, cache)
+    loaded = load_supermemory(root)
     session = loaded.session(1, "P1_D1")
+    first = session.heard
+    assert session.heard is first  # placed on the clock once
+    assert any(line.text == EARLY_FACT for line in first.lines)
     path = root / P1_D1
-    first = cache.read(path, "aligned", session.duration)
-    assert cache.read(path, "aligned", session.duration) is first  # parsed once
     path.write_text(json.dumps(aligned([(1.0, 2.0, "A", "A new day.")])))
     os.utime(path, ns=(1, 1))  # another identity
-    assert [line.text for line in cache.read(path, "aligned", session.duration).lines] == [
+    assert loaded.session(1, "P1_D1").lines == session.lines  # never read again
+    assert [line.text for line in load_supermemory(root).session(1, "P1_D1").lines] == [
         "A new day."]
 
 

@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks.videomme_v2.load import (
-    PredictionError,
-    VideoMMEv2Error,
-    load_videomme_v2,
-    read_predictions,
-)
+from m3kit.benchmarks.videomme_v2.load import VideoMMEv2Error, load_videomme_v2
+from m3kit.benchmarks.videomme_v2.predictions import PredictionError, read_predictions
 from m3kit.metrics.groups import GroupStructure, GroupType
 
 from .conftest import rows, write_table
@@ -185,7 +181,8 @@ def test_non_utf8_prediction_rows_are_skipped_and_named(tmp_path: Path) -> None:
                       b'{"question_id": "001-2", "prediction": "C"}\n')
     replies, skipped = read_predictions(jsonl)
     assert replies == {"001-2": "C"}
-    assert [(s.record, s.reason) for s in skipped] == [("1", "not UTF-8 text (byte 42 of the line)")]
+    assert [(s.record, s.reason) for s in skipped] == [
+        ("1", "not UTF-8 text (byte 42 of the line)")]
     header = tmp_path / "bad_header.tsv"
     header.write_bytes(b"question_id\tpr\xe9diction\n001-1\tA\n")
     with pytest.raises(PredictionError, match="header row is not UTF-8") as info:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks import run_eval
+from m3kit.benchmarks import run_benchmark_task
 from m3kit.benchmarks.videomme_v2.score import scores_from_log
 from m3kit.benchmarks.videomme_v2.subtitles import SubtitleSegment
 from m3kit.benchmarks.videomme_v2.task import subtitle_events
@@ -33,9 +33,10 @@ def test_rag_memory_answers_every_question_from_frames_and_subtitles(
     tmp_path: Path, release_video: Path
 ) -> None:
     data = write_release(tmp_path / "rel", release_video)
-    log = run_eval("videomme_v2", "m3kit/builtin", memory="rag", model_args={"ocr": False},
-                   task_args={"data": str(data), "subtitles": "concat", "frames": 2},
-                   log_dir=tmp_path / "logs", cache=False)
+    log = run_benchmark_task("videomme_v2", "m3kit/builtin", memory="rag",
+                             model_args={"ocr": False},
+                             task_args={"data": str(data), "subtitles": "concat", "frames": 2},
+                             log_dir=tmp_path / "logs", cache=False)
     assert log.status == "success"
     assert log.eval.metadata["m3kit_memory"] == "rag"
     assert len(log.samples) == 16

@@ -20,13 +20,14 @@ CONDITIONS = ({"subtitles": "none"}, {"subtitles": "concat"}, {"subtitles": "int
 
 
 def sections(logs: list, out_dir: Path) -> list:
-    """The benchmark's report sections for eval logs, pooled and read as ``m3kit report``
-    does."""
+    """The benchmark's part of the report for eval logs, pooled and read as ``m3kit report``
+    does: its section, then its headline intervals' (``m3kit.report.build``)."""
     from m3kit.benchmarks import benchmark_for_task
+    from m3kit.report.build import benchmark_sections
     from m3kit.report.inputs import pooled_runs
 
     benchmark = benchmark_for_task(BENCHMARK_TASK)
-    return benchmark.report_sections.load()(pooled_runs(benchmark, logs), out_dir)
+    return benchmark_sections(benchmark, pooled_runs(benchmark, logs), out_dir)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory, pattern_video_factory) -> lis
 def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> None:
     none, concat, interleave, blind, subs_only = (scores_from_log(read_samples(log))
                                                   for log in logs)
-    (section,) = sections(logs, tmp_path)
+    section, interval_section = sections(logs, tmp_path)
     board = section.tables[0]
     assert board.columns == [
         "Model", "Frames",
@@ -73,9 +74,11 @@ def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> 
     assert [row[0] for row in heads.rows] == ["Frame-Only", "Order", "Physical World Reasoning"]
     assert heads.rows[0][1:] == [s.second_head["Frame-Only"]
                                  for s in (none, concat, interleave, blind, subs_only)]
-    # last, every run's headline numbers as value [lo, hi] (groups of 4 resampled): the
+    # after it, every run's headline numbers as value [lo, hi] (groups of 4 resampled): the
     # values are the leaderboard's
-    intervals = section.tables[-1]
+    assert interval_section.title == "Video-MME-v2 · Confidence intervals"
+    (intervals,) = interval_section.tables
+    assert intervals.title == "Video-MME-v2 · headline numbers with intervals"
     assert [row[0] for row in intervals.rows][:1] == ["non_lin"]
     runs = (none, concat, interleave, blind, subs_only)
     assert len(intervals.columns) == 1 + len(runs)
@@ -88,6 +91,8 @@ def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> 
 
 
 def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> None:
+    from m3kit.benchmarks.protocol import ReportInputs
+    from m3kit.benchmarks.videomme_v2 import BENCHMARK
     from m3kit.benchmarks.videomme_v2.report import sections as videomme_sections
     from m3kit.schema.evallog import LoggedRun
 
@@ -96,7 +101,8 @@ def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> 
     run = LoggedRun(task="videomme_v2", model="m", status="success",
                     task_args={"frames": 2, "subtitles": "none"},
                     samples=_limited_run(tmp_path / "data"))
-    (section,) = videomme_sections([run], tmp_path)
+    (section,) = videomme_sections(ReportInputs(benchmark=BENCHMARK, runs=[run],
+                                                out_dir=tmp_path))
     board = section.tables[0]
     assert board.rows[0][board.columns.index("Avg Acc (wo sub)")] == 50.0  # 001's 4 questions
     assert board.caption.startswith("Each run's scores are over its complete, readable groups")
@@ -107,7 +113,8 @@ def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> 
     assert details.rows[0][details.columns.index("incomplete groups")] == 1
     # a run with every group whole: no caption, no such note
     whole = run.model_copy(update={"samples": run.samples[:4]})
-    (section,) = videomme_sections([whole], tmp_path)
+    (section,) = videomme_sections(ReportInputs(benchmark=BENCHMARK, runs=[whole],
+                                                out_dir=tmp_path))
     assert section.tables[0].caption == ""
     assert not any("incomplete" in note for note in section.notes)
 
@@ -139,7 +146,7 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     from fakeserver import ScriptedServer
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
 
     from ...conftest import use_server
 
@@ -153,9 +160,9 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
         model = use_server(monkeypatch, "vmme", server)
         script = tmp_path / "run.py"
         script.write_text(textwrap.dedent(f"""
-            from m3kit.benchmarks import run_eval
-            run_eval("videomme_v2", {model!r}, task_args={args!r}, log_dir={str(log_dir)!r},
-                     max_connections=1, cache=False)
+            from m3kit.benchmarks import run_benchmark_task
+            run_benchmark_task("videomme_v2", {model!r}, task_args={args!r},
+                               log_dir={str(log_dir)!r}, max_connections=1, cache=False)
         """))
         proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
@@ -169,8 +176,8 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
         server.block_after = None
-        resumed = run_eval("videomme_v2", model, task_args=args, log_dir=log_dir,
-                           max_connections=1, cache=False, resume=True)
+        resumed = run_benchmark_task("videomme_v2", model, task_args=args, log_dir=log_dir,
+                                     max_connections=1, cache=False, resume=True)
         (killed,) = [read_eval_log(info) for info in list_eval_logs(str(log_dir))
                      if Path(info.name.removeprefix("file://")) != Path(resumed.location)]
         # what inspect really writes: not one eval id, one task id; the killed log unfinished
@@ -179,8 +186,8 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
         assert killed.eval.task_id == resumed.eval.task_id
         assert 5 <= len(killed.samples) < 16 and len(resumed.samples) == 16
 
-        (section,) = sections([killed, resumed], tmp_path / "resumed")
-        (alone,) = sections([resumed], tmp_path / "alone")
+        section, _ = sections([killed, resumed], tmp_path / "resumed")
+        alone, _ = sections([resumed], tmp_path / "alone")
         for index in range(4):  # leaderboard, details, both head tables: one run, as if alone
             assert section.tables[index].rows == alone.tables[index].rows
             assert section.tables[index].columns == alone.tables[index].columns
@@ -189,13 +196,14 @@ def test_killed_resumed_and_rerun_are_one_run(tmp_path: Path, pattern_video_fact
         # a rerun with the same settings, answering B to everything: the later-started log's
         # answers replace the earlier ones, whatever the order the logs are given in
         server.answer = lambda prompt: "The final answer is B"
-        rerun = run_eval("videomme_v2", model, task_args=args, log_dir=log_dir,
-                         max_connections=1, cache=False)
+        rerun = run_benchmark_task("videomme_v2", model, task_args=args, log_dir=log_dir,
+                                   max_connections=1, cache=False)
     assert rerun.eval.eval_id != resumed.eval.eval_id
-    assert scores_from_log(read_samples(rerun)) != scores_from_log(read_samples(resumed))  # so which copy counts shows
+    # so which copy counts shows
+    assert scores_from_log(read_samples(rerun)) != scores_from_log(read_samples(resumed))
     for given in ([killed, resumed, rerun], [rerun, resumed, killed]):
-        (pooled,) = sections(given, tmp_path / "pooled")
-        (only,) = sections([rerun], tmp_path / "only")
+        pooled, _ = sections(given, tmp_path / "pooled")
+        only, _ = sections([rerun], tmp_path / "only")
         assert len(pooled.tables[1].rows) == 1
         assert [t.rows for t in pooled.tables] == [t.rows for t in only.tables]
 
@@ -208,7 +216,7 @@ def test_runs_are_labelled_in_words_where_the_report_names_them(logs: list) -> N
     from m3kit.report.inputs import pooled_runs
 
     benchmark = benchmark_for_task(BENCHMARK_TASK)
-    label = benchmark.system_label.load()
+    label = benchmark.reporting.load().system_label
     runs = pooled_runs(benchmark, logs)
     assert sorted(label(run) for run in runs) == sorted([
         "m3kit/builtin · subtitles none · 2 frames",

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from m3kit.benchmarks.videomme_v2.item import QuestionOutcome, outcome_of
 from m3kit.benchmarks.videomme_v2.load import load_videomme_v2
 from m3kit.benchmarks.videomme_v2.score import (
     LEADERBOARD_KEYS,
-    QuestionOutcome,
     aggregate,
-    outcome_of,
     score_groups,
     score_outputs,
 )
@@ -243,7 +242,7 @@ def _limited_run(tmp_path: Path) -> list:
     """A ``--limit 6`` run's samples: group 001 whole, group 002 cut after its second
     question. 001 (relevance, gold E F G H): right, wrong, wrong, right; 002 (gold H A):
     right, right."""
-    from m3kit.benchmarks.videomme_v2.score import VideoMMEv2Item, group_fields
+    from m3kit.benchmarks.videomme_v2.item import VideoMMEv2Item, group_fields
     from m3kit.schema.evallog import LoggedSample
 
     write_table(tmp_path / "test.parquet", rows())

@@ -166,10 +166,13 @@ def test_missing_media_exclude_their_groups_everywhere(runs: dict[str, Any],
     assert 100 * overall.accuracy == pytest.approx(alone.avg_acc)
     # the report: its numbers are scores_from_log's, and the excluded groups are counted and
     # named
+    from m3kit.benchmarks.protocol import ReportInputs
+    from m3kit.benchmarks.videomme_v2 import BENCHMARK
     from m3kit.benchmarks.videomme_v2.report import sections
     from m3kit.report.logs import read_run
 
-    (section,) = sections([read_run(log)], tmp_path)
+    (section,) = sections(ReportInputs(benchmark=BENCHMARK, runs=[read_run(log)],
+                                       out_dir=tmp_path))
     details = section.tables[1]
     assert details.rows[0][details.columns.index("excluded groups")] == 2
     assert any("2 group(s) excluded" in n and n.endswith("005, 006.") for n in section.notes)

@@ -1,16 +1,21 @@
 """Hybrid search (FTS5 BM25 + MiniLM over faiss, fused): the causal filter is inside the search,
-so a future item that would rank first is never returned and never takes a slot."""
+so a future item that would rank first is never returned and never takes a slot; and the
+settings the stored memories search with (shards, the cosine gate, ties by id, transient
+items), checked by hand."""
 
 from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from m3kit.memory import MemoryEvent, RagMemory
-from m3kit.memory.retrieval.hybrid import HybridIndex
+from m3kit.memory.retrieval.hybrid import HybridIndex, TransientItem
 from m3kit.memory.retrieval.index import make_index
+from m3kit.memory.retrieval.lexical import LexicalIndex
 from m3kit.memory.retrieval.query import RetrievalQuery
+from m3kit.memory.retrieval.sharded import ShardedIndex
 
 QUESTION = "Which antibiotic was the hamster given for its sneezing?"
 # The future item repeats the question's words: first for BM25 and for the embedding alike.
@@ -77,3 +82,51 @@ def test_single_retriever_modes(embedder) -> None:
         assert (len(index.vectors) == 0) == (mode == "lexical")
     with pytest.raises(ValueError, match="unknown retrieval"):
         HybridIndex(embedder, make_index("numpy", dim=embedder.dim), mode="sparse")  # type: ignore[arg-type]
+
+
+# -- the engine as the stored memories use it (Video-RAG's shards, EgoButler's levels) -------------
+
+
+def _unit_rows(cosines: list[float]) -> np.ndarray:
+    """2-D unit rows at these cosines to the query direction ``QUERY_VECTOR``."""
+    return np.asarray([(c, (1 - c * c) ** 0.5) for c in cosines], dtype=np.float32)
+
+
+QUERY_VECTOR = np.asarray([[1.0, 0.0]], dtype=np.float32)
+
+
+def test_sharded_dense_search_is_video_rag_s_merge(embedder) -> None:
+    """Each shard searched among its allowed ids, hits merged by cosine, equal cosines in shard
+    order (not in the order the ids were added), the gate applied: checked by hand."""
+    shard_of = {"a": 1, "b": 0, "c": 1, "d": 0, "e": 2}
+    vectors = ShardedIndex(2, lambda: make_index("numpy", dim=2), shard_of.get)
+    vectors.add(["a", "b", "c", "d", "e"], _unit_rows([0.6, 0.6, 0.9, 0.2, 0.6]))
+    engine = HybridIndex(embedder, vectors, mode="dense", min_cosine=0.3)
+    hits = engine.search("where", 10, vector=QUERY_VECTOR)
+    assert [(i, round(s, 6)) for i, s in hits] == [("c", 0.9), ("b", 0.6), ("a", 0.6),
+                                                   ("e", 0.6)]
+    # the filter reaches inside every shard: "c" is not allowed, nor is shard 2 at all
+    assert [i for i, _ in engine.search("where", 10, allow=["a", "b", "d"],
+                                        vector=QUERY_VECTOR)] == ["b", "a"]
+    assert vectors.remove(["a", "e"]) == 2 and len(vectors) == 3
+
+
+def test_transient_items_join_one_search_ranked_by_id_on_ties(embedder) -> None:
+    """A transient item (a level rebuilt at the cut) competes in the search it is given to,
+    dense and BM25, with equal scores ordered by id, and leaves no trace in the indexes."""
+    vectors = make_index("numpy", dim=2)
+    vectors.add(["b", "c"], _unit_rows([0.5, 0.8]))
+    lexical = LexicalIndex()
+    lexical.add(["b", "c"], ["the red fox", "a blue whale"])
+    engine = HybridIndex(embedder, vectors, lexical=lexical, ties="id")
+    rebuilt = TransientItem("a", "the red fox again", _unit_rows([0.5])[0])
+    dense = HybridIndex(embedder, vectors, mode="dense", ties="id")
+    assert [i for i, _ in dense.search("fox", 3, vector=QUERY_VECTOR,
+                                       transient=[rebuilt])] == ["c", "a", "b"]
+    before = lexical.search("red fox", 5)
+    fused = engine.search("red fox", 3, allow=["a", "b", "c"], vector=QUERY_VECTOR,
+                          transient=[rebuilt])
+    assert {i for i, _ in fused} == {"a", "b", "c"}
+    assert engine.search("red fox", 3, allow=["b", "c"], vector=QUERY_VECTOR,
+                         transient=[rebuilt])[0][0] != "a"  # the filter holds for it too
+    assert lexical.search("red fox", 5) == before and len(lexical) == len(vectors) == 2

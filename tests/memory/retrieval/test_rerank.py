@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from m3kit.memory import MemoryEvent, RagMemory
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.memory.retrieval.rerank import (
     FIRST_STAGE,
     ModelReranker,
@@ -17,7 +18,7 @@ from m3kit.memory.retrieval.rerank import (
     RerankStage,
     listwise_prompt,
     merged_order,
-    parse_ranking,
+    parse_passage_numbers,
     positional_scores,
 )
 from m3kit.schema.prediction import Usage
@@ -54,11 +55,11 @@ def test_positional_scores_and_merge_by_hand() -> None:
     assert merged_order(["c", "zz", "c", "a"], ["a", "b", "c"]) == ["c", "a", "b"]
 
 
-def test_parse_ranking() -> None:
-    assert parse_ranking("Ranking: [3, 1, 3, 9]", 3) == [3, 1]
-    assert parse_ranking("2 then 1", 3) == [2, 1]
+def test_parse_passage_numbers() -> None:
+    assert parse_passage_numbers("Ranking: [3, 1, 3, 9]", 3) == [3, 1]
+    assert parse_passage_numbers("2 then 1", 3) == [2, 1]
     with pytest.raises(RerankError, match="names no passage"):
-        parse_ranking("I cannot rank these.", 3)
+        parse_passage_numbers("I cannot rank these.", 3)
 
 
 def test_model_reranker_reorders_the_head_and_counts_its_tokens() -> None:
@@ -97,8 +98,10 @@ def test_memory_with_a_failing_reranker_keeps_its_first_stage(embedder) -> None:
               enumerate(["the parrot plucks feathers", "gloves for the clinic",
                          "the rabbit stopped eating hay", "hay brands for rabbits"])]
     plain = RagMemory(embedder=embedder, k=3, ocr=False)
-    failing = RagMemory(embedder=embedder, k=3, ocr=False, reranker=Raising())
-    named = RagMemory(embedder=embedder, k=3, ocr=False, reranker="mockllm/model")
+    failing = RagMemory(embedder=embedder, k=3, ocr=False,
+                        retrieval=RetrievalConfig(reranker=Raising()))
+    named = RagMemory(embedder=embedder, k=3, ocr=False,
+                      retrieval=RetrievalConfig(reranker="mockllm/model"))
     question = "Why did the rabbit stop eating hay?"
     rankings = []
     for memory in (plain, failing, named):

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from m3kit.memory import MemoryEvent, RagMemory
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.memory.retrieval.maxsim import MaxSimReranker, maxsim
-from m3kit.memory.retrieval.rerank import FIRST_STAGE, ModelReranker, RerankStage, named_reranker
+from m3kit.memory.retrieval.rerank import FIRST_STAGE, ModelReranker, RerankStage
+from m3kit.memory.retrieval.rerankers import named_reranker
 
 # Token matrices by word: each word one fixed unit row in 3 dimensions.
 WORDS = {
@@ -124,7 +126,8 @@ def test_the_name_maxsim_resolves_and_shares_the_memory_minilm(embedder) -> None
     events = [MemoryEvent(id=f"e{n}", kind="text", time=float(n), text=text) for n, text in
               enumerate(["the parrot plucks feathers", "gloves for the clinic",
                          "the rabbit stopped eating hay", "hay brands for rabbits"])]
-    memory = RagMemory(embedder=embedder, k=3, ocr=False, reranker="maxsim", rerank_depth=4)
+    memory = RagMemory(embedder=embedder, k=3, ocr=False,
+                       retrieval=RetrievalConfig(reranker="maxsim", rerank_depth=4))
     asyncio.run(memory.ingest("vet", events))
     ranked = [i.id for i in asyncio.run(memory.retrieve("vet", "Why did the rabbit stop "
                                                                 "eating hay?"))]

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from m3kit.memory import MemoryEvent, MemoryItem, RagMemory
+from m3kit.memory.retrieval.config import RetrievalConfig
 from m3kit.memory.retrieval.hybrid import HybridIndex
 from m3kit.memory.retrieval.index import make_index
 from m3kit.memory.retrieval.views import is_turn, passages, turn_windows
@@ -135,7 +136,8 @@ def test_the_reply_is_found_by_the_turn_it_answers(embedder) -> None:
     query = "When is Jon opening his dance studio?"
     ranks = {}
     for views in (True, False):
-        memory = RagMemory(embedder=embedder, k=7, ocr=False, views=views, rewriting=False)
+        memory = RagMemory(embedder=embedder, k=7, ocr=False,
+                           retrieval=RetrievalConfig(views=views, rewriting=False))
         asyncio.run(memory.ingest("chat", events))
         ranks[views] = [i.id for i in asyncio.run(memory.retrieve("chat", query))].index("c2")
         assert memory.config()["views"] is views

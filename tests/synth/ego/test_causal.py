@@ -104,7 +104,8 @@ def test_a_reader_past_the_cut_picks_the_leaked_answer(ego_suite: EgoSuite) -> N
             continue
         asked += 1
         for name, cut in (("causal", truth.question_time_unix), ("leaking", None)):
-            options = "\n".join(f"{letter}. {c}" for letter, c in zip("ABCD", q.choices))
+            options = "\n".join(f"{letter}. {c}"
+                                for letter, c in zip("ABCD", q.choices, strict=True))
             prompt = "\n".join([*_recorded(ego_suite.person(q.subject), cut),
                                 f"Question: {q.question}", options,
                                 "Answer with the option's letter."])

@@ -23,7 +23,8 @@ def _questions(config: EgoSuiteConfig):
     return suite_questions(worlds, config)
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"seed{c.seed}-p{c.persons}-s{c.sessions}")
+@pytest.mark.parametrize("config", CONFIGS,
+                         ids=lambda c: f"seed{c.seed}-p{c.persons}-s{c.sessions}")
 def test_every_config_gives_valid_balanced_questions(config: EgoSuiteConfig) -> None:
     records, truth = _questions(config)
     assert {r.metadata.skill for r in records} == set(SKILLS)

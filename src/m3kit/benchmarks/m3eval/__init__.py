@@ -21,12 +21,8 @@ BENCHMARK = Benchmark(
     components=(Ref(f"{_HERE}.task:direct_answer"), Ref(f"{_HERE}.task:memory_answer"),
                 Ref(f"{_HERE}.scorer:m3eval_answer")),
     scorer="m3eval_answer",
-    score_item=Ref(f"{_HERE}.scorer:M3EvalItem"),
-    score_predictions=Ref(f"{_HERE}.score:score_predictions"),
-    scores_from_log=Ref(f"{_HERE}.score:scores_from_log"),
-    summary_rows=Ref(f"{_HERE}.score:summary_rows"),
-    report_sections=Ref(f"{_HERE}.report:sections"),
-    system_label=Ref(f"{_HERE}.report:run_system"),
+    scoring=Ref(f"{_HERE}.score:SCORING"),
+    reporting=Ref(f"{_HERE}.report:REPORTING"),
     score_file_keys=frozenset({"divided_attention", "memory_interference", "interleaved",
                                "nback"}),
     score_command=ScoreCommand(
@@ -41,12 +37,6 @@ BENCHMARK = Benchmark(
                         help="A question id whose video could not be read (repeatable)."),
         ),
     ),
-    score_text=Ref(f"{_HERE}.score:score_text"),
-    headline=Ref(f"{_HERE}.score:headline"),
-    cluster_of=Ref(f"{_HERE}.score:cluster_of"),
-    item_correct=Ref(f"{_HERE}.score:item_correct"),
-    items_from_log=Ref(f"{_HERE}.score:items_from_log"),
-    items_from_predictions=Ref(f"{_HERE}.score:items_from_predictions"),
     ci_unit="source video pair (the probe video where no pair is known)",
     # N-back has one question type: its conditions (N, K; swaps; interference order) split it
     stratum="question_type+metadata.condition",
@@ -54,7 +44,4 @@ BENCHMARK = Benchmark(
     # the report prints intervals as the quickstart's section does: one string per interval
     interval_format=".1f",
     summary_intervals={"accuracy": "acc%", "intrusion_rate": "intr%"},
-    data_files=Ref(f"{_HERE}.load:data_files"),
-    data_media=Ref(f"{_HERE}.load:data_media"),
-    scoring_rules=Ref(f"{_HERE}.score:scoring_rules"),
 )

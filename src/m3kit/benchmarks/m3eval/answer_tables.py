@@ -101,9 +101,9 @@ def rows_from_run(run: LoggedRun) -> list[SampleRow]:
     """The rows of one run: each scored sample's answer, the run's model and memory, its cost,
     unit and chance; samples whose media could not be read are left out, as every M3Eval rate
     leaves them out."""
+    from m3kit.benchmarks.m3eval.item import is_excluded
     from m3kit.benchmarks.m3eval.load import source_unit
     from m3kit.benchmarks.m3eval.score import sample_results
-    from m3kit.benchmarks.m3eval.scorer import is_excluded
 
     memory = str(run.task_args.get("memory") or "none")
     rows = []
@@ -153,6 +153,11 @@ def interval_cell(interval: Interval, signed: bool = False) -> str:
         return text
     return (f"{text} [{number_text(interval.lo, '.1f', signed=signed)}, "
             f"{number_text(interval.hi, '.1f', signed=signed)}]")
+
+
+def _by_label(key: str) -> Callable[[SampleRow], tuple[Any, ...]]:
+    """A row's group key: its label ``key`` alone."""
+    return lambda row: (row.label(key),)
 
 
 def _group(rows: Iterable[SampleRow],
@@ -246,7 +251,7 @@ def nback_table(rows: Sequence[SampleRow]) -> Table:
         out.append([system, "", "", "", ""])
         mine = [r for r in relevant if r.system == system]
         for knob in ("n", "k"):
-            for (value,), cell in _group(mine, lambda r, k=knob: (r.label(k),)).items():
+            for (value,), cell in _group(mine, _by_label(knob)).items():
                 out.append([f"{INDENT}{knob.upper()}={value}", *_accuracy_cells(cell)])
     return Table(title="N-back by N and K", columns=["system / knob", "n", "units", ACC_COLUMN,
                                                      "chance %"], rows=out)

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from m3kit.errors import M3kitError, SchemaError, UnsafePathError
 from m3kit.paths import relative_data_path, resolve_in_root
@@ -51,14 +51,13 @@ from m3kit.schema import (
     VideoRef,
     iter_json_records,
     raw_problem,
-    read_predictions_lenient,
 )
 
 __all__ = [
     "BENCHMARK",
     "MEASURES",
+    "ID_KEYS",
     "M3EvalSet",
-    "PredictionLine",
     "SkippedRecord",
     "data_files",
     "data_media",
@@ -67,7 +66,6 @@ __all__ = [
     "media_files",
     "memory_key",
     "normalize_condition",
-    "read_predictions",
     "source_unit",
 ]
 
@@ -260,31 +258,6 @@ def _released_files(base: Path) -> list[tuple[Path, str]]:
     if nback.is_file():
         files.append((nback, "nback"))
     return files
-
-
-class PredictionLine(BaseModel):
-    """One line of an M3Eval predictions file: the question's ``id`` (N-Back lines may name it
-    ``question_id``) and the raw model text. A prediction that is not text is refused, never
-    turned into text."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    id: str = Field(min_length=1, validation_alias=AliasChoices("id", "question_id"))
-    prediction: str
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def read_predictions(path: str | Path) -> tuple[dict[str, str], list[SkippedRecord]]:
-    """``{id: prediction}`` from a JSON Lines file of ``{"id", "prediction"}`` (N-Back ids may be
-    named ``question_id``), and one skip per record left out (``schema.read_predictions_lenient``:
-    a line that is not UTF-8 or not JSON, no id, no prediction text, a repeated id: the first one
-    is kept)."""
-    records, skipped = read_predictions_lenient(path, PredictionLine, id_keys=ID_KEYS)
-    return {r.id: r.prediction for r in records}, skipped
 
 
 # Records are named by these (N-back lines carry `question_id`).

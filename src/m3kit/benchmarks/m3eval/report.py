@@ -3,10 +3,11 @@ tables of answered questions are ``m3kit.benchmarks.m3eval.answer_tables``).
 
 Input is one score dict per system in the shape of ``m3kit.benchmarks.m3eval.score``'s card
 (``M3EvalScores.model_dump()``, what ``m3kit score m3eval --json`` prints; values in percent),
-from runs read out of eval logs (``scores_from_runs``) or from score files. Beside the paper's tables, the figures read the dict's extra keys:
-``memory_interference.repeat_target`` / ``repeat_interferer`` (Figure 8, the accuracy on V1
-questions for ``[V1, V1, V2]`` and ``[V1, V2, V2]`` beside ``retroactive``, which is ``[V1, V2]``
-with the same target), ``divided_attention.spatial_source_grounding`` and
+from runs read out of eval logs (``scores_from_runs``) or from score files. Beside the paper's
+tables, the figures read the dict's extra keys: ``memory_interference.repeat_target`` /
+``repeat_interferer`` (Figure 8, the accuracy on V1 questions for ``[V1, V1, V2]`` and ``[V1,
+V2, V2]`` beside ``retroactive``, which is ``[V1, V2]`` with the same target),
+``divided_attention.spatial_source_grounding`` and
 ``interleaved.temporal_source_grounding`` (Figure 9), ``nback.by_attribute`` (Figure 10), and
 ``nback.by_k_n`` (``{"K=k,N=n": accuracy}``, Figure 11's points; ``by_n`` / ``by_k`` where it is
 absent) with ``nback.fit_n`` / ``fit_k`` (``slope``, ``intercept``, ``residual_std``; a
@@ -43,12 +44,14 @@ from m3kit.benchmarks.m3eval.score import (
     RANDOM_INTRUSION_RATE,
     STORYLINE,
 )
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
 from m3kit.metrics.bootstrap import Interval
 from m3kit.schema.evallog import BLIND_KEY, MEMORY_NAME_KEY, LoggedRun
 from m3kit.schema.report import NA, DeltaCell, ReportSection, Table
 
 __all__ = [
     "BENCHMARK",
+    "REPORTING",
     "FigureData",
     "Series",
     "draw_figure",
@@ -57,8 +60,8 @@ __all__ = [
     "figure9_data",
     "figure10_data",
     "figure11_data",
-    "m3eval_sections",
     "ordered_systems",
+    "paper_sections",
     "run_system",
     "scores_from_runs",
     "sections",
@@ -165,7 +168,7 @@ def table1(scores_by_system: Mapping[str, Mapping[str, Any]],
         swapped = [_num(_get(scores, "divided_attention", "swap", m)) for m in STORYLINE]
         given = [_num(_get(scores, "divided_attention", "delta", m)) for m in STORYLINE]
         rows.append([name, *plain, *[DeltaCell(value=s, delta=d if d is not None else _minus(s, p))
-                                     for s, p, d in zip(swapped, plain, given)]])
+                                     for s, p, d in zip(swapped, plain, given, strict=True)]])
     return Table(
         title="Table 1: Divided Attention",
         caption="Accuracy (%) on three divided attention metrics under the split-screen setting "
@@ -430,7 +433,7 @@ def _fit_series(label: str, nback: Mapping[str, Any], knob: str,
     if not xs and slope is None:
         return None
     lo, hi = _bounds(label, [setting_number(k) for k in keys], intervals)
-    return Series(label=label, x=xs, y=ys, lo=lo, hi=hi, slope=slope, intercept=intercept,
+    return Series(label=label, x=xs, y=[*ys], lo=lo, hi=hi, slope=slope, intercept=intercept,
                   std=std, fit_source=source, line=len(set(xs)) >= MIN_FIT_VALUES)
 
 
@@ -540,7 +543,7 @@ def draw_figure(data: FigureData) -> Any:
     panels = data.panels or [data]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
     colors = [c["color"] for c in plt.rcParams["axes.prop_cycle"]]
-    for ax, panel in zip(axes[0], panels):
+    for ax, panel in zip(axes[0], panels, strict=True):
         if panel.kind == "bars":
             _draw_bars(ax, panel, colors)
         else:
@@ -575,9 +578,9 @@ def render_figure(data: FigureData, out_dir: Path) -> str:
 # -- sections ---------------------------------------------------------------------------------
 
 
-def m3eval_sections(scores_by_system: Mapping[str, Mapping[str, Any]], out_dir: str | Path,
-                    humans: Mapping[str, Any] | None = None,
-                    intervals: Intervals | None = None) -> list[ReportSection]:
+def paper_sections(scores_by_system: Mapping[str, Mapping[str, Any]], out_dir: str | Path,
+                   humans: Mapping[str, Any] | None = None,
+                   intervals: Intervals | None = None) -> list[ReportSection]:
     """The paper's Tables 1–3 and Figures 8–11 for ``scores_by_system`` (system label → score
     dict), figures written into ``out_dir``, with error bars where ``intervals`` has a
     system's (``figure_intervals``); a figure with nothing to plot is left out with a note
@@ -686,57 +689,50 @@ def figure_intervals(headline: Mapping[str, Any], cells: Mapping[str, Mapping[st
     return out
 
 
-def sections(runs: Sequence[LoggedRun], out_dir: Path, *,
-             cards: Mapping[str, Mapping[str, Any]] | None = None,
-             humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
+def sections(inputs: ReportInputs) -> list[ReportSection]:
     """The report contract: M3Eval's tables and figures from pooled runs and score files
-    (``cards``: system -> the JSON of ``m3kit score m3eval --json``), with the human reference
-    row when ``humans`` is given; the figures' error bars and the interval tables from one
-    computation (``figure_intervals``)."""
-    from m3kit.benchmarks.intervals import system_intervals
-    from m3kit.benchmarks.m3eval import BENCHMARK as DECLARED
+    (``inputs.cards``: system -> the JSON of ``m3kit score m3eval --json``), with the human
+    reference row when ``inputs.humans`` is given; the figures' error bars from the headline
+    intervals ``m3kit.report.build`` computed (``inputs.headline``; it appends their table to
+    the ``M3Eval · Confidence intervals`` section, which holds the N-back figures' too) and the
+    N-back cells' (``figure_intervals``)."""
     from m3kit.errors import M3kitError
 
-    scores = scores_from_runs(runs)
-    for name, data in (cards or {}).items():
+    scores = scores_from_runs(inputs.runs)
+    for name, data in inputs.cards.items():
         if name in scores:
             raise M3kitError(f"a score file and an eval log both name the system {name!r}",
                              field="system")
         scores[name] = dict(data)
-    # each interval computed once, for the figures' error bars and the interval tables alike
-    headline = system_intervals(DECLARED, runs, run_system)
-    cells = nback_intervals(runs)
-    return [*m3eval_sections(scores, out_dir, humans=humans,
-                             intervals=figure_intervals(headline, cells)),
-            *interval_sections(headline, cells)]
+    cells = nback_intervals(inputs.runs)
+    return [*paper_sections(scores, inputs.out_dir, humans=inputs.humans,
+                            intervals=figure_intervals(inputs.headline, cells)),
+            *interval_sections(cells, inputs.benchmark.interval_spec)]
 
 
-def interval_sections(headline: Mapping[str, Any], cells: Mapping[str, Mapping[str, Interval]]
-                      ) -> list[ReportSection]:
-    """The headline numbers of the logged systems as ``value [lo, hi] (n units)``
-    (``headline``: system -> ``HeadlineIntervals``), and the N-back numbers Figures 10 and 11
-    plot (``cells``: ``nback_intervals``); score files carry no items to resample."""
-    from m3kit.benchmarks.intervals import intervals_table
-    from m3kit.benchmarks.m3eval import BENCHMARK as DECLARED
-
-    tables = [t for t in (intervals_table(DECLARED, headline) if headline else None,
-                          nback_table(cells)) if t is not None]
-    if not tables:
+def interval_sections(cells: Mapping[str, Mapping[str, Interval]],
+                      spec: str) -> list[ReportSection]:
+    """The N-back numbers Figures 10 and 11 plot as ``value [lo, hi] (n units)`` in ``spec``
+    (``cells``: ``nback_intervals``), in ``M3Eval · Confidence intervals`` (where
+    ``m3kit.report.build`` puts the headline numbers' first); score files carry no items to
+    resample."""
+    table = nback_interval_table(cells, spec)
+    if table is None:
         return []
     return [ReportSection(benchmark=BENCHMARK, title="M3Eval · Confidence intervals",
-                          tables=tables)]
+                          tables=[table])]
 
 
-def nback_table(cells: Mapping[str, Mapping[str, Interval]]) -> Table | None:
+def nback_interval_table(cells: Mapping[str, Mapping[str, Interval]],
+                         spec: str) -> Table | None:
     """The N-back numbers Figures 10 and 11 plot, one column per system, as ``value [lo, hi]
-    (n units)`` (each over its own units); None without N-back answers."""
-    from m3kit.benchmarks.m3eval import BENCHMARK as DECLARED
+    (n units)`` in ``spec`` (each over its own units); None without N-back answers."""
     from m3kit.metrics.bootstrap import few_units_note
 
     names = sorted({name for its in cells.values() for name in its}, key=_number_order)
     if not names:
         return None
-    rows = [[name, *(its[name].text(DECLARED.interval_spec, units=True) if name in its
+    rows = [[name, *(its[name].text(spec, units=True) if name in its
                      else NA for its in cells.values())] for name in names]
     few = any(i.few_units for its in cells.values() for i in its.values())
     caption = ("Accuracy (%) of the N-back questions of each attribute, (K, N) setting, N and "
@@ -745,3 +741,6 @@ def nback_table(cells: Mapping[str, Mapping[str, Interval]]) -> Table | None:
                "resamples, seed 0" + (f". {few_units_note()}" if few else "") + ".")
     return Table(title="M3Eval · N-back figures with intervals", columns=["number", *cells],
                  rows=rows, caption=caption)
+
+
+REPORTING = BenchmarkReporting(sections=sections, system_label=run_system)

@@ -4,9 +4,10 @@
 "prediction"}``) against the released folder, ``score_outputs`` the same raw outputs already in
 memory (``{id: text}``), with m3kit's strict parsing; ``scores_from_log`` reads the same numbers
 from the samples of an m3kit eval log; ``score_text`` is the table ``m3kit score m3eval``
-prints. Both return one ``M3EvalScores`` card (``model_dump()``: the JSON below), values in percent at full float precision (the authors' aggregation script prints them
-rounded to 4 decimals; a table may round for display, the numbers do not), a cell with no
-question being ``None``::
+prints. Both return one ``M3EvalScores`` card (``model_dump()``: the JSON below), values in
+percent at full float precision (the authors' aggregation script prints them rounded to 4
+decimals; a table may round for display, the numbers do not), a cell with no question being
+``None``::
 
     divided_attention:  no_swap / swap: {source_identification, order_understanding,
                                          content_retention}
@@ -42,21 +43,26 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from m3kit.benchmarks.m3eval.load import (
-    load_m3eval,
-    measure_of,
-    memory_key,
-    read_predictions,
-    source_unit,
-)
-from m3kit.benchmarks.m3eval.scorer import (
+from m3kit.benchmarks.logged import LoggedItem, Outcome, logged_items
+from m3kit.benchmarks.m3eval import BENCHMARK
+from m3kit.benchmarks.m3eval.item import (
     M3EvalItem,
     group_labels,
     is_excluded,
-    m3eval_intrusion_rate,
     sample_offers_intrusion,
 )
+from m3kit.benchmarks.m3eval.load import (
+    data_files,
+    data_media,
+    load_m3eval,
+    measure_of,
+    memory_key,
+    source_unit,
+)
+from m3kit.benchmarks.m3eval.predictions import read_predictions
+from m3kit.benchmarks.protocol import BenchmarkScoring
 from m3kit.metrics import ScoredAnswer, offers_intrusion, score_response, summarize
+from m3kit.metrics import intrusion_rate as intrusion_rate_of
 from m3kit.metrics.fits import least_squares_line
 from m3kit.schema import (
     ChoiceRole,
@@ -67,12 +73,13 @@ from m3kit.schema import (
     match_predictions,
 )
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.report import cost_cell, percent_cell
+from m3kit.schema.report import PLAIN_NA, cost_cell, number_cell, percent_cell
 
 __all__ = [
     "RANDOM_ACCURACY",
     "RANDOM_BINARY_ACCURACY",
     "RANDOM_INTRUSION_RATE",
+    "SCORING",
     "STORYLINE",
     "VIDEO_READ_FAILURE",
     "M3EvalScores",
@@ -86,6 +93,7 @@ __all__ = [
     "item_correct",
     "items_from_log",
     "items_from_predictions",
+    "m3eval_intrusion_rate",
     "result_rows",
     "sample_results",
     "score_outputs",
@@ -396,17 +404,18 @@ def _scored_outputs(questions: Sequence[Question], predictions: Mapping[str, str
 
 def scores_from_log(samples: Sequence[LoggedSample]) -> M3EvalScores:
     """The same card from the samples of an m3kit eval log of any ``m3eval_*`` / ``synth_*``
-    task (``m3kit.report.logs.read_samples``). Samples inspect recorded as errored are failed
-    (wrong); samples whose media could not be read are excluded."""
+    task (``m3kit.report.logs.read_samples``), read by the one loop
+    (``m3kit.benchmarks.logged``, the declared ``FailurePolicy``): samples inspect recorded as
+    errored are failed (wrong); samples whose media could not be read are excluded."""
     scored: list[Scored] = []
     left_out: list[tuple[str, Mapping[str, Any]]] = []
-    for result in sample_results(samples):
-        if is_excluded(result.answer):
-            left_out.append((result.question.id if result.question is not None
-                             else result.answer.id, result.answer.groups))
-            continue
-        if result.question is not None:
-            scored.append((result.question, result.answer))
+    for logged in _logged(samples):
+        answer, question = _answer(logged), logged.sample.question
+        if logged.outcome is Outcome.EXCLUDED:
+            left_out.append((question.id if question is not None else answer.id,
+                             answer.groups))
+        elif logged.counted and question is not None:
+            scored.append((question, answer))
     return M3EvalScores.model_validate(aggregate(
         scored, n_excluded=len(left_out), excluded_by_cell=_by_cell(left_out)))
 
@@ -442,18 +451,18 @@ def items_from_log(samples: Sequence[LoggedSample]) -> list[M3EvalItem]:
     source videos from the record, else (a log scored before they were recorded) from the
     sample's memory key and question."""
     items = []
-    for sample, result in zip(samples, sample_results(samples), strict=True):
-        if is_excluded(result.answer):
+    for logged in _logged(samples):
+        if not logged.counted:
             continue
-        logged = sample.item if isinstance(sample.item, M3EvalItem) else None
-        video = (logged.video if logged is not None else None) or sample.memory_key
+        sample, record = logged.sample, logged.item
+        video = (record.video if record is not None else None) or sample.memory_key
         if video is None and sample.question is not None:
             video = memory_key(sample.question)
-        source = logged.source if logged is not None else None
+        source = record.source if record is not None else None
         if source is None and sample.question is not None:
             source = source_unit(sample.question)
-        items.append(_item(sample.question, result.answer, result.offers_intrusion, video,
-                           source))
+        items.append(_item(sample.question, _answer(logged),
+                           sample_offers_intrusion(record, sample.question), video, source))
     return items
 
 
@@ -574,31 +583,45 @@ class ResultRow(BaseModel):
     mean_images: float
 
 
-def _result(sample: LoggedSample) -> SampleResult:
+def _logged(samples: Sequence[LoggedSample]) -> list[LoggedItem[M3EvalItem]]:
+    """A run's samples as M3Eval's numbers take them (``m3kit.benchmarks.logged``, the
+    declared ``FailurePolicy``)."""
+    return logged_items(samples, M3EvalItem, BENCHMARK.failures)
+
+
+def _answer(logged: LoggedItem[M3EvalItem]) -> ScoredAnswer:
+    """The sample's outcome: its record's (the letter and its role, the group labels), failed
+    without one (inspect's error, no score), excluded (failed, its ``media:`` reason) when its
+    media could not be read."""
+    sample, item = logged.sample, logged.item
     labels = group_labels(sample.question) if sample.question is not None else {}
-    item = sample.item
-    m3eval_item = item if isinstance(item, M3EvalItem) else None
-    if sample.error is not None or item is None:
-        answer = ScoredAnswer(id=sample.id, status="failed", reason=sample.reason,
-                              groups=labels)
-    else:
-        # any benchmark's record has a status and groups; M3Eval's also the letter and role
-        answer = ScoredAnswer(
-            id=sample.id, status=item.status, reason=sample.explanation or "",
-            answer=m3eval_item.letter if m3eval_item else sample.answer,
-            role=m3eval_item.role if m3eval_item else None,
-            groups=item.groups or labels,
-        )
+    if logged.outcome is Outcome.EXCLUDED or item is None:
+        return ScoredAnswer(id=sample.id, status="failed", reason=sample.reason,
+                            groups=item.groups or labels if item is not None else labels)
+    return ScoredAnswer(id=sample.id, status=item.status, reason=sample.explanation or "",
+                        answer=item.letter, role=item.role, groups=item.groups or labels)
+
+
+def _result(logged: LoggedItem[M3EvalItem]) -> SampleResult:
+    sample = logged.sample
     return SampleResult(
-        answer=answer, question=sample.question, usage=sample.usage, seconds=sample.seconds,
-        total_seconds=sample.total_seconds,
-        offers_intrusion=sample_offers_intrusion(m3eval_item, sample.question),
+        answer=_answer(logged), question=sample.question, usage=sample.usage,
+        seconds=sample.seconds, total_seconds=sample.total_seconds,
+        offers_intrusion=sample_offers_intrusion(logged.item, sample.question),
     )
 
 
 def sample_results(samples: Sequence[LoggedSample]) -> list[SampleResult]:
     """Each logged sample as a ``ScoredAnswer`` with its cost, in log order."""
-    return [_result(s) for s in samples]
+    return [_result(logged) for logged in _logged(samples)]
+
+
+def m3eval_intrusion_rate(answers: Iterable[tuple[ScoredAnswer, bool]]) -> float:
+    """M3Eval's intrusion rate over ``(answer, offers_intrusion)`` pairs: the share of answers
+    that chose the intrusion option, among answers to questions that offer one (invalid and
+    failed answers included, excluded samples left out); NaN when no question offers one. The
+    one definition behind the ``intrusion_rate`` metric and ``results.result_rows``."""
+    return intrusion_rate_of([a for a, offered in answers if offered and not is_excluded(a)])
 
 
 def _row(group: str, results: Sequence[SampleResult],
@@ -653,8 +676,8 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
 # -- the table ``m3kit score m3eval`` prints --------------------------------------------------
 
 
-def _cell(value: Any) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def _cell(value: float | None) -> str:
+    return number_cell(value, 2, PLAIN_NA)
 
 
 def score_text(card: M3EvalScores, predictions: Path) -> list[str]:
@@ -703,3 +726,20 @@ def scoring_rules() -> dict[str, str]:
         "unreadable video": "excluded from every rate",
         "intrusion rate": "over questions offering an intrusion option",
     }
+
+
+SCORING = BenchmarkScoring(
+    item=M3EvalItem,
+    score_predictions=score_predictions,
+    scores_from_log=scores_from_log,
+    score_text=score_text,
+    summary_rows=summary_rows,
+    headline=headline,
+    cluster_of=cluster_of,
+    item_correct=item_correct,
+    items_from_log=items_from_log,
+    items_from_predictions=items_from_predictions,
+    data_files=data_files,
+    data_media=data_media,
+    scoring_rules=scoring_rules,
+)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
+from m3kit.benchmarks.m3eval.item import group_labels
 from m3kit.benchmarks.m3eval.load import data_files, load_m3eval, media_files, memory_key
 from m3kit.benchmarks.m3eval.prompt import (
     answer_format,
@@ -44,7 +45,7 @@ from m3kit.benchmarks.m3eval.prompt import (
     prompt_template,
 )
 from m3kit.benchmarks.m3eval.score import scoring_rules
-from m3kit.benchmarks.m3eval.scorer import group_labels, m3eval_answer
+from m3kit.benchmarks.m3eval.scorer import m3eval_answer
 from m3kit.errors import M3kitError
 from m3kit.harness.card import data_fingerprint, frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
@@ -52,7 +53,7 @@ from m3kit.harness.frames import DEFAULT_FRAMES, FramePolicy, policy_fingerprint
 from m3kit.harness.sample_state import resolve_memory
 from m3kit.harness.skips import warn_skipped
 from m3kit.harness.solvers import (
-    FrameSource,
+    FrameSelector,
     direct_solver,
     frames_message,
     memory_solver,
@@ -172,8 +173,8 @@ def frame_policy_for(
 
 
 def _frame_source(frame_store: str | None, frames: int | None, max_side: int | None,
-                  fps: float | None) -> FrameSource:
-    return FrameSource(frame_store, policy=lambda q: frame_policy_for(q, frames,
+                  fps: float | None) -> FrameSelector:
+    return FrameSelector(frame_store, policy=lambda q: frame_policy_for(q, frames,
                                                                       max_side=max_side, fps=fps))
 
 

@@ -93,7 +93,7 @@ async def judge_answers_async(
     (``max_retries``; inspect's default when ``None``) gives an unparsed verdict naming the
     error; the other items are still judged.
     """
-    from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
+    from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig
 
     from m3kit.harness.cache import cache_scope, response_cache
 
@@ -103,7 +103,7 @@ async def judge_answers_async(
     limit = asyncio.Semaphore(max(1, max_concurrency))
 
     async def one(req: JudgeRequest) -> JudgeVerdict:
-        messages = [
+        messages: list[ChatMessage] = [
             ChatMessageSystem(content=JUDGE_SYSTEM),
             ChatMessageUser(content=judge_prompt(req.question, req.gold, req.prediction)),
         ]

@@ -37,6 +37,7 @@ __all__ = [
     "data_media",
     "evidence_session",
     "is_persona_folder",
+    "load_data",
     "load_m3exam",
     "load_m3exam_persona",
     "media_files",
@@ -170,9 +171,18 @@ def media_files(data: M3ExamData) -> list[Path]:
 def data_media(path: str | Path) -> list[Path]:
     """``media_files`` of the data at ``path``, loaded as ``m3kit score m3exam`` loads it
     (M3Exam persona folders or LoCoMo): its card's fingerprint."""
-    from m3kit.benchmarks.m3exam.score import load_data
-
     return media_files(load_data(Path(path)))
+
+
+def load_data(path: Path) -> M3ExamData:
+    """M3Exam persona folder(s), or LoCoMo when ``path`` is (or holds) ``locomo*.json``."""
+    from m3kit.benchmarks.m3exam.locomo import load_locomo  # locomo builds on this module
+
+    if path.is_file() or (
+        path.is_dir() and not is_persona_folder(path) and any(path.glob("locomo*.json"))
+    ):
+        return load_locomo(path)
+    return load_m3exam(path)
 
 
 def load_m3exam(path: str | Path) -> M3ExamData:
@@ -476,7 +486,7 @@ def _image_attachments(
             issues.append(_missing(path, rid, "img_file", f"image {name!r} not found in {images}"))
             continue
         img_id = str(ids[i] if ids else Path(name).stem.removeprefix("img_"))
-        description = descriptions[i] if per_item else None
+        description = descriptions[i] if per_item and isinstance(descriptions, list) else None
         attachments.append(
             Attachment(
                 media=ImageRef(path=str(image)),
@@ -600,18 +610,19 @@ def _load_question(
     if not isinstance(text, str) or not text.strip():
         skip("question", "no question text")
         return None
-    answers = [answer_text(a) for a in as_list(raw.get("answer")) if a is not None and a != ""]
+    given = [a for a in as_list(raw.get("answer")) if a is not None and a != ""]
     label = raw.get("label")
-    if label is not None and answer_text(label) is None:
+    label_text = None if label is None else answer_text(label)
+    if label is not None and label_text is None:
         skip("label", f"label {label!r} is not text or a number")
         return None
-    if None in answers:
-        bad = next(a for a in as_list(raw.get("answer")) if a not in (None, "")
-                   and answer_text(a) is None)
+    answers = [text for text in map(answer_text, given) if text is not None]
+    if len(answers) < len(given):
+        bad = next(a for a in given if answer_text(a) is None)
         skip("answer", f"answer {bad!r} is not text or a number")
         return None
-    if not answers and label is not None:
-        answers = [answer_text(label)]
+    if not answers and label_text is not None:
+        answers = [label_text]
     if not answers:
         skip("answer", "no answer")
         return None

@@ -21,8 +21,10 @@ link, an inline image (a ``data:`` URI: the released file has two), or a local c
   a malformed or oversized one is a named skip and the turn keeps its caption;
 - a local copy is relative to the folder of ``locomo10.json`` and resolved by
   ``m3kit.paths.resolve_in_root`` (absolute paths, ``..`` climbing out, symbolic links pointing
-  out and NUL bytes are refused as named skips; the turn keeps its caption). Questions get ids ``<sample_id>/<index in qa>``, benchmark ``"locomo"``,
-``question_type`` the category as a string.
+  out and NUL bytes are refused as named skips; the turn keeps its caption).
+
+Questions get ids ``<sample_id>/<index in qa>``, benchmark ``"locomo"``, ``question_type`` the
+category as a string.
 """
 
 from __future__ import annotations

@@ -161,8 +161,11 @@ def parse_regime(
         raise RegimeError(f"unknown modality {modality!r}; known: multimodal, text",
                           field="modality")
     try:
-        return Regime(kind=kind, modality=chosen,  # type: ignore[arg-type]
-                      memory=memory_name if kind == "memory" else None, **limits)
+        # Validated from a mapping: the kind and modality are checked strings here, the
+        # limits numbers the record checks against its own bounds.
+        return Regime.model_validate({"kind": kind, "modality": chosen,
+                                      "memory": memory_name if kind == "memory" else None,
+                                      **limits})
     except ValidationError as exc:  # one line naming the limit
         first = exc.errors()[0]
         field = str(first["loc"][-1]) if first.get("loc") else "regime"
@@ -292,7 +295,8 @@ def _capped_media(
     pixel bound refuses takes no place (it is added to ``refused``)."""
     if not regime.sends_pixels:
         return set()
-    ordered = [(r, n, a) for _, r in rounds if r.id in evidence for n, a in enumerate(r.attachments)]
+    ordered = [(r, n, a) for _, r in rounds if r.id in evidence
+               for n, a in enumerate(r.attachments)]
     ordered += [(r, n, a) for _, r in rounds if r.id not in evidence
                 for n, a in enumerate(r.attachments)]
     chosen: set[tuple[str, int]] = set()
@@ -416,7 +420,7 @@ def _add_round(
             out.candidates.append(name)
         if described:
             lines.append(f"(attached {what} {name}: {_describe(attachment, rnd)})")
-        elif (rnd.id, n) in shown:
+        elif (rnd.id, n) in shown and isinstance(attachment.media, ImageRef | PdfPageRef):
             lines.append(f"(attached {what} {name}, shown below)")
             media.append(MediaBlock(name=name, ref=attachment.media, round_id=rnd.id))
         elif (rnd.id, n) in refused:

@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.figures import pyplot
+from m3kit.benchmarks.m3exam.item import M3ExamItem
 from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_CATEGORIES, LOCOMO_TYPES
 from m3kit.benchmarks.m3exam.score import (
@@ -46,7 +47,7 @@ from m3kit.benchmarks.m3exam.score import (
     judge_gap_note,
     judged_count,
 )
-from m3kit.benchmarks.m3exam.scorer import M3ExamItem
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
 from m3kit.metrics.retrieval import hit_at_k, mean_defined, recall_at_k
 from m3kit.metrics.text_match import ItemKind, item_kind
 from m3kit.schema import LoggedSample, round_of
@@ -55,6 +56,7 @@ from m3kit.schema.report import ReportSection, Table
 
 __all__ = [
     "QUESTION_TYPES",
+    "REPORTING",
     "ItemRow",
     "SystemSummary",
     "benchmark_of",
@@ -444,34 +446,22 @@ def _figures(summaries: Sequence[SystemSummary], out_dir: Path, benchmark: str) 
     return names
 
 
-def sections(runs: Sequence[LoggedRun], out_dir: Path, *,
-             cards: Mapping[str, Any] | None = None,
-             humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
+def sections(inputs: ReportInputs) -> list[ReportSection]:
     """The report contract: one section per benchmark (M3Exam, LoCoMo), each with its
     per-type table, cost table, retrieval quality and escalations by type (memory runs), two
     figures."""
     by_benchmark: dict[str, list[LoggedRun]] = {}
-    for run in runs:
+    for run in inputs.runs:
         by_benchmark.setdefault(benchmark_of(run), []).append(run)
     if not by_benchmark:
         by_benchmark["m3exam"] = []
-    return [_section(name, group, Path(out_dir)) for name, group in by_benchmark.items()]
+    return [_section(name, group, Path(inputs.out_dir)) for name, group in by_benchmark.items()]
 
 
 def _one_rule(rules: set[str | None]) -> str | None:
     if len(rules) > 1:
         return "mixed"
     return next(iter(rules), None)
-
-
-def _interval_tables(runs: Sequence[LoggedRun], title: str) -> list[Table]:
-    """The TOTAL's headline numbers as ``value [lo, hi]`` (0-1), one column per system."""
-    from m3kit.benchmarks.intervals import interval_table
-    from m3kit.benchmarks.m3exam import BENCHMARK as DECLARED
-
-    table = interval_table(DECLARED, runs, system_label,
-                           title=f"{title} · TOTAL with intervals")
-    return [table] if table is not None else []
 
 
 def _section(benchmark: str, runs: Sequence[LoggedRun], out_dir: Path) -> ReportSection:
@@ -496,7 +486,6 @@ def _section(benchmark: str, runs: Sequence[LoggedRun], out_dir: Path) -> Report
     for extra in (retrieval_table(by_system, benchmark), escalation_table(by_system, benchmark)):
         if extra is not None:
             tables.append(extra)
-    tables += _interval_tables(runs, title)
     notes = []
     failed = {s.system: s.cost["failed"] for s in summaries if s.cost["failed"]}
     for system, count in failed.items():
@@ -509,3 +498,6 @@ def _section(benchmark: str, runs: Sequence[LoggedRun], out_dir: Path) -> Report
         notes.append("Some systems have no scored items.")
     return ReportSection(benchmark=benchmark, title=title, tables=tables,
                          figures=_figures(summaries, out_dir, benchmark), notes=notes)
+
+
+REPORTING = BenchmarkReporting(sections=sections, system_label=system_label)

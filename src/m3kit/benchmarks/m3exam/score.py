@@ -21,31 +21,41 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict
 
-from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, M3ExamData
+from m3kit.benchmarks.logged import logged_items
+from m3kit.benchmarks.m3exam import BENCHMARK
+from m3kit.benchmarks.m3exam.item import M3ExamItem
+from m3kit.benchmarks.m3exam.load import (
+    QUESTION_TYPES,
+    M3ExamData,
+    data_files,
+    data_media,
+    evidence_session,
+    load_data,
+)
+from m3kit.benchmarks.m3exam.predictions import PredictionRecord, read_predictions
+from m3kit.benchmarks.protocol import BenchmarkScoring
 from m3kit.errors import M3kitError
 from m3kit.metrics.text_match import FJ_RULES, AnswerScores, FjRule, score_text_answer
 from m3kit.schema import (
     LoggedSample,
     PredictionsCard,
     Question,
+    ScoreStatus,
     SkippedRecord,
     match_predictions,
-    read_predictions_lenient,
 )
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.report import Table, cost_cell, number_cell
+from m3kit.schema.report import PLAIN_NA, Table, cost_cell, number_cell
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
-
 __all__ = [
+    "SCORING",
     "ItemScore",
     "M3ExamScores",
-    "PredictionRecord",
     "aggregate_scores",
     "cluster_of",
     "headline",
@@ -55,9 +65,7 @@ __all__ = [
     "items_from_predictions",
     "judge_gap_note",
     "judged_count",
-    "load_data",
     "overall_score",
-    "read_predictions",
     "score_items",
     "score_outputs",
     "score_predictions",
@@ -68,35 +76,6 @@ __all__ = [
 ]
 
 
-class PredictionRecord(BaseModel):
-    """One line of a predictions file. ``judge`` is an LLM-judge score already computed
-    elsewhere (0-1); it is used as given. A ``judge`` that is not a number (``true``,
-    ``"yes"``) and a ``prediction`` that is not text or a number (an object, a list) make the
-    line a named skip, never a guessed value."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    id: str = Field(min_length=1)
-    prediction: str
-    judge: float | None = Field(default=None, ge=0, le=1)
-
-    @field_validator("prediction", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> Any:
-        # Numeric answers ("63", 2023) arrive as JSON numbers from some harnesses.
-        return (
-            str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
-        )
-
-    @field_validator("judge", mode="before")
-    @classmethod
-    def _judge_number(cls, value: Any) -> Any:
-        # pydantic reads ``true`` as 1.0 and ``"1"`` as 1.0: a verdict is a number or nothing.
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ValueError(f"judge must be a number from 0 to 1, got {value!r}")
-        return value
-
-
 class ItemScore(AnswerScores):
     """One item's lexical scores (``AnswerScores``) under its id and type, with the LLM
     judge's score where a judge applies and ran (``None`` otherwise)."""
@@ -104,13 +83,6 @@ class ItemScore(AnswerScores):
     id: str
     question_type: str
     llm_judge: float | None = None
-
-
-def read_predictions(path: str | Path) -> tuple[list[PredictionRecord], list[SkippedRecord]]:
-    """Read a predictions JSONL (``schema.read_predictions_lenient``): a line that is not
-    UTF-8 or not JSON, a bad record and a repeated id (the first is kept) come back as skipped
-    records, not raised."""
-    return read_predictions_lenient(path, PredictionRecord)
 
 
 # M3Exam's numbers are on the 0-1 scale with four decimals, as the paper's tables print them
@@ -164,7 +136,7 @@ def overall_score(em: float, f1: float, bleu1: float, llm_judge: float) -> float
 
 
 def _type_order(types: Iterable[str]) -> list[str]:
-    rank = {t: i for i, t in enumerate(QUESTION_TYPES)}
+    rank: dict[str, int] = {t: i for i, t in enumerate(QUESTION_TYPES)}
     return sorted(set(types), key=lambda t: (rank.get(t, len(rank)), t))
 
 
@@ -401,18 +373,6 @@ def _judged_items(
                         unmatched=sorted(set(unmatched)))
 
 
-def load_data(path: Path) -> M3ExamData:
-    """M3Exam persona folder(s), or LoCoMo when ``path`` is (or holds) ``locomo*.json``."""
-    from m3kit.benchmarks.m3exam.load import is_persona_folder, load_m3exam
-    from m3kit.benchmarks.m3exam.locomo import load_locomo
-
-    if path.is_file() or (
-        path.is_dir() and not is_persona_folder(path) and any(path.glob("locomo*.json"))
-    ):
-        return load_locomo(path)
-    return load_m3exam(path)
-
-
 def _matched_predictions(
     data: Path, predictions: Path,
 ) -> tuple[M3ExamData, list[PredictionRecord], list[SkippedRecord]]:
@@ -452,8 +412,8 @@ def score_predictions(
     return card.with_skips([*(card.skipped or ()), *bad], card.unmatched_ids, notes)
 
 
-def _cell(value: Any) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else "-" if value is None else str(value)
+def _cell(value: float | None) -> str:
+    return number_cell(value, SCALE_DIGITS, PLAIN_NA)
 
 
 SHOW_JUDGE_FAILURES = 3  # unparsed judge verdicts named under the table; --json has them all
@@ -491,23 +451,30 @@ def score_text(card: M3ExamScores, predictions: Path) -> list[Table | str]:
     return [*blocks, "\n".join(lines)]
 
 
-def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[ItemScore], int]:
-    """The scored items of a run and how many samples got no item score (inspect's own error,
-    no score): those are counted as failed, not scored."""
-    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
-
-    items: list[ItemScore] = []
-    failed = 0
-    for sample in samples:
-        item = sample.item
-        if sample.error is not None or not isinstance(item, M3ExamItem):
-            failed += 1
+def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[M3ExamItem], int]:
+    """The records of a run's samples as its numbers count them (ids set; the session from the
+    question where the record predates the field), and how many samples got no answer: those
+    the declared ``FailurePolicy`` leaves out (inspect's own error, no score:
+    ``m3kit.benchmarks.logged``) and the records that failed (scored 0)."""
+    items: list[M3ExamItem] = []
+    left_out = 0
+    for logged in logged_items(samples, M3ExamItem, BENCHMARK.failures):
+        item, question = logged.item, logged.sample.question
+        if item is None or not logged.counted:
+            left_out += 1
             continue
-        failed += item.status == "failed"
-        lexical = {name: getattr(item, name) for name in AnswerScores.model_fields}
-        items.append(ItemScore(id=sample.id, question_type=str(item.question_type or "?"),
-                               llm_judge=item.llm_judge, **lexical))
-    return items, failed
+        session = item.session or (evidence_session(question) if question is not None
+                                   else None)
+        items.append(item.model_copy(update={"session": session}))
+    return items, left_out + sum(i.status == "failed" for i in items)
+
+
+def _item_scores(items: Sequence[M3ExamItem]) -> list[ItemScore]:
+    """The records as ``aggregate_scores`` takes them."""
+    return [ItemScore(id=item.id or "", question_type=str(item.question_type or "?"),
+                      llm_judge=item.llm_judge,
+                      **{name: getattr(item, name) for name in AnswerScores.model_fields})
+            for item in items]
 
 
 def scores_from_log(samples: Sequence[LoggedSample]) -> M3ExamScores:
@@ -515,7 +482,7 @@ def scores_from_log(samples: Sequence[LoggedSample]) -> M3ExamScores:
     aggregation as ``score_predictions``; samples inspect recorded as errored are left out
     (``summary_rows`` counts them as failed)."""
     items, _ = _log_items(samples)
-    return M3ExamScores.model_validate(aggregate_scores(items))
+    return M3ExamScores.model_validate(aggregate_scores(_item_scores(items)))
 
 
 def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[str]]]:
@@ -523,7 +490,7 @@ def summary_rows(samples: Sequence[LoggedSample]) -> tuple[list[str], list[list[
     and for all items, on the paper's 0-1 scale (four decimals, as its tables and ``m3kit
     score`` print them), with the failed count and the mean cost of answered samples."""
     items, failed = _log_items(samples)
-    table = aggregate_scores(items)
+    table = aggregate_scores(_item_scores(items))
     judged = table["total"].get("llm_judge") is not None or is_partial(table["total"])
     columns = ["type", "n", "EM", "F1", "BLEU-1", *(["LLM-J"] if judged else []), "failed",
                "tok in", "images"]
@@ -553,7 +520,7 @@ def scoring_rules(fj_rule: FjRule = "exact") -> dict[str, str]:
 # -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
 
 
-def _status(em: float) -> str:
+def _status(em: float) -> ScoreStatus:
     return "correct" if em >= 1.0 else "incorrect"
 
 
@@ -568,9 +535,6 @@ def items_from_predictions(
 ) -> list[M3ExamItem]:
     """The per-item records of a predictions file, as ``score_predictions`` scores it (the same
     options; questions without a prediction counted wrong; the judge asked where given)."""
-    from m3kit.benchmarks.m3exam.load import evidence_session
-    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
-
     dataset, records, _ = _matched_predictions(data, predictions)
     judged = _judged_items(dataset, records, judge_model=judge_model,
                            judge_model_args=judge_model_args, cache=cache, fj_rule=fj_rule)
@@ -587,18 +551,7 @@ def items_from_log(samples: Sequence[LoggedSample]) -> list[M3ExamItem]:
     """The per-item records of a run, as ``scores_from_log`` counts them (samples inspect
     recorded as errored left out), with their ids and sessions (from the question where the
     record predates the field)."""
-    from m3kit.benchmarks.m3exam.load import evidence_session
-    from m3kit.benchmarks.m3exam.scorer import M3ExamItem
-
-    items = []
-    for sample in samples:
-        item = sample.item
-        if sample.error is not None or not isinstance(item, M3ExamItem):
-            continue
-        session = item.session or (evidence_session(sample.question)
-                                   if sample.question is not None else None)
-        items.append(item.model_copy(update={"id": sample.id, "session": session}))
-    return items
+    return _log_items(samples)[0]
 
 
 def cluster_of(item: M3ExamItem) -> str:
@@ -646,3 +599,20 @@ def headline(items: Sequence[M3ExamItem]) -> dict[str, float | None]:
     overall = (overall_score(em, f1, bleu1, llm_judge)  # type: ignore[arg-type]
                if all(p is not None for p in parts) else None)
     return {"em": em, "f1": f1, "bleu1": bleu1, "llm_judge": llm_judge, "overall": overall}
+
+
+SCORING = BenchmarkScoring(
+    item=M3ExamItem,
+    score_predictions=score_predictions,
+    scores_from_log=scores_from_log,
+    score_text=score_text,
+    summary_rows=summary_rows,
+    headline=headline,
+    cluster_of=cluster_of,
+    item_correct=item_correct,
+    items_from_log=items_from_log,
+    items_from_predictions=items_from_predictions,
+    data_files=data_files,
+    data_media=data_media,
+    scoring_rules=scoring_rules,
+)

@@ -2,87 +2,37 @@
 (``m3kit.metrics.text_match``, the per-item function ``m3kit score m3exam`` uses), and LLM-J
 when a judge model is given.
 
-Each score's metadata is one ``M3ExamItem``; the report and ``m3kit eval``'s table read it back
-with ``model_validate``.
+Each score's metadata is one ``M3ExamItem`` (``item.py``); the report and ``m3kit eval``'s table
+read it back with ``model_validate``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 
-from m3kit.benchmarks.m3exam.load import evidence_session
-from m3kit.metrics.text_match import AnswerScores, FjRule
-from m3kit.schema import Question, ScoreItem, read_record, sample_question
+from m3kit.benchmarks.m3exam.item import M3ExamItem, score_item
+from m3kit.benchmarks.once_per_scores import OncePerScores
+from m3kit.metrics.text_match import FjRule
+from m3kit.schema import Question, read_record, sample_question
 
 if TYPE_CHECKING:
     from inspect_ai.solver import TaskState
 
     from m3kit.benchmarks.m3exam.judge import JudgeVerdict
 
-__all__ = [
-    "M3ExamItem",
-    "bleu1",
-    "em",
-    "f1",
-    "failed",
-    "llm_judge",
-    "m3exam_answer",
-    "score_item",
-]
+__all__ = ["bleu1", "em", "f1", "failed", "llm_judge", "m3exam_answer"]
 
 
-class M3ExamItem(ScoreItem, AnswerScores):
-    """One scored M3Exam (or LoCoMo) answer: the lexical scores (``AnswerScores``), the
-    question type, the judge's score and reply where a judge ran, and why the item failed."""
-
-    question_type: str | None = None
-    llm_judge: float | None = None
-    judge_reply: str | None = None
-    reason: str | None = None
-    # the session of the question's evidence (``load.evidence_session``): the unit confidence
-    # intervals resample; None where no round is named (the question is its own unit)
-    session: str | None = None
-
-    def to_metadata(self) -> dict[str, Any]:
-        """The record as a score's metadata; the judge's entries only where a judge ran."""
-        data = super().to_metadata()
-        for key in ("llm_judge", "judge_reply", "session"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
-
-
-def score_item(question: Question, prediction: str, failure: str | None = None,
-               fj_rule: FjRule = "exact") -> M3ExamItem:
-    """EM, F1, BLEU-1 of one item as ``m3kit.metrics.text_match`` scores it (failed: all 0,
-    counted wrong; fj by ``fj_rule``); ``in_total`` says whether F1/BLEU-1 enter the TOTAL (not
-    fm, not fj); ``status`` is ``correct`` (EM 1), ``incorrect`` or ``failed``."""
-    from m3kit.metrics.text_match import score_text_answer
-
-    answers = [question.answer, *question.alternatives]
-    label = question.metadata.get("label")
-    scores = score_text_answer(prediction if failure is None else "", answers,
-                               str(label) if label is not None else None, question.question_type,
-                               fj_rule)
-    values = scores.model_dump(mode="json")
-    if failure is not None:
-        values.update(em=0.0, f1=0.0 if scores.f1 is not None else None,
-                      bleu1=0.0 if scores.bleu1 is not None else None)
-    # ``status`` speaks the harness's vocabulary (``m3kit eval`` prints its share correct):
-    # correct = full EM credit.
-    status = "failed" if failure else ("correct" if values["em"] >= 1.0 else "incorrect")
-    return M3ExamItem(**values, status=status, reason=failure,
-                      question_type=question.question_type,
-                      session=evidence_session(question),
-                      groups={"question_type": question.question_type})
-
-
-def _items(scores: list[SampleScore]) -> list[M3ExamItem]:
+def _records(scores: list[SampleScore]) -> list[M3ExamItem]:
     items = (M3ExamItem.from_metadata(s.score.metadata) for s in scores if s.score is not None)
     return [i for i in items if i is not None]
+
+
+# the scorer's metrics read the records once per list of scores (``OncePerScores``)
+_items = OncePerScores(_records)
 
 
 def _mean(values: list[float]) -> float:

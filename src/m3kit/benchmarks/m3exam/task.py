@@ -462,7 +462,7 @@ def _task_from_data(label: str, data: str | None, hint: str,
     spec = parse_regime(**regime)
     built = m3exam_task(load(data), spec, types=types, known_types=known,
                         question_files=data_files(data), **options)
-    warn_skipped(logger, label, built.metadata[SKIPPED_KEY])
+    warn_skipped(logger, label, (built.metadata or {})[SKIPPED_KEY])
     return built
 
 
@@ -482,9 +482,9 @@ def locomo(
 ) -> Task:
     """LoCoMo (``locomo10.json``) through the same regimes and scorer as M3Exam.
 
-    Defaults to the text regime (the memory regime under ``--memory``): LoCoMo's images are web URLs (never fetched: m3kit runs
-    offline) with BLIP captions, which stand in for them. ``types`` filters by category 1-5
-    (``-T types=3`` or ``-T types=1,2``).
+    Defaults to the text regime (the memory regime under ``--memory``): LoCoMo's images are
+    web URLs (never fetched: m3kit runs offline) with BLIP captions, which stand in for them.
+    ``types`` filters by category 1-5 (``-T types=3`` or ``-T types=1,2``).
     Scored with graded EM / F1 / BLEU-1 against the answer (``m3kit.metrics.text_match``);
     adversarial items (category 5) by LoCoMo's rule: credit only for saying the conversation
     does not tell.

@@ -1,5 +1,5 @@
 """SuperMemory-VQA's released files as m3kit ``Question``s and each person's sessions on one
-absolute clock (seed 003 §3, appendix D.2; the dataset release).
+absolute clock, their transcripts read once (seed 003 §3, appendix D.2; the dataset release).
 
 Layout (``ROOT``, or ``ROOT/data`` given directly; the JSON alone is enough for scoring)::
 
@@ -8,33 +8,37 @@ Layout (``ROOT``, or ``ROOT/data`` given directly; the JSON alone is enough for 
     data/transcripts/person_<n>/<video_id lower-cased>_gemini_aligned_transcript.json
     data/transcripts/person_<n>/<video_id lower-cased>_whisper_transcript.json
 
-A record of ``all_qa.json`` becomes one ``Question``: ``id`` the ``question_id``, four lettered
-choices with their roles (``correct`` / ``vague`` / ``wrong`` by ``choice_types``, the abstain
-option by its text), ``answer`` the letter of ``correct_option_index``, ``time`` the question's
-moment in unix seconds: the question video's start plus the largest ``end_time`` of its
-``question_evidence`` spans on that video (legacy records: one ``time_span`` of ``MM:SS``
-strings). Its ``media`` is the question's session video placed on that clock (``clock_start``),
-so ``m3kit.harness.frames.select_frames`` cuts it at the question time.
+Every record and transcript line is read by the released format's records
+(``m3kit.schema.supermemory``, which the synthetic suite writes with): this module places what
+they read on the clock. A record of ``all_qa.json`` becomes one ``Question``: ``id`` the
+``question_id``, four lettered choices with their roles (``correct`` / ``vague`` / ``wrong`` by
+``choice_types``, the abstain option by its text), ``answer`` the letter of
+``correct_option_index``, ``time`` the question's moment in unix seconds: the question video's
+start plus the largest ``end_time`` of its ``question_evidence`` spans on that video (legacy
+records: one ``time_span`` of ``MM:SS`` strings). Its ``media`` is the question's session video
+placed on that clock (``clock_start``), so ``m3kit.harness.frames.select_frames`` cuts it at the
+question time.
 
-A session is one recording of a person: its video and/or its transcript, its start (unix s)
-taken from the records that name it (``metadata.primary_video_start_time`` / ``start_time``
-for the question video, ``video_start_time_unix`` of an evidence span for another; a
-transcript's ``metadata.start_time_unix`` (or ``video_start_time_unix``) as the last resort).
-One session of the release has no mp4: it is transcript-only, not an error. The aligned
-transcript is read when it exists and is readable (its ``person`` labels are the questions');
-the Whisper one otherwise, with no speaker (its diarisation labels are not the questions'
-people). Where a synthetic suite's manifest (``suite.json`` beside ``data/``) lists the
-suite's files, a video or transcript it does not list (a stale day of an earlier suite) is
-skipped and named, never added to a person's timeline.
+A session (``TimelineSession``) is one recording of a person: its video and/or its transcript,
+its start (unix s) taken from the records that name it (``metadata.primary_video_start_time``
+/ ``start_time`` for the question video, ``video_start_time_unix`` of an evidence span for
+another; a transcript's ``metadata.start_time_unix`` (or ``video_start_time_unix``) as the last
+resort), and the lines of its transcript, read here once: a task's samples share them. One
+session of the release has no mp4: it is transcript-only, not an error. The aligned transcript
+is read when it exists and is readable (its ``person`` labels are the questions'); the Whisper
+one otherwise, with no speaker (its diarisation labels are not the questions' people). Where a
+synthetic suite's manifest (``suite.json`` beside ``data/``) lists the suite's files, a video or
+transcript it does not list (a stale day of an earlier suite) is skipped and named, never added
+to a person's timeline.
 
-Each unusable record is skipped and named (file, record, field): not four choices or choice
-types, an unknown choice type, no abstain option, a gold index out of range,
-``is_answerable`` disagreeing with the gold, an unknown skill, a question id given again
-(the first is kept), a start time that disagrees with another record's for the same video, a
-start off the clock (``fields.as_unix_time``: 1970 to 2100), a time local to a recording past a
-day (``fields.as_local_seconds``), a span (or a transcript line) past its video's end, a
-question video the layout does not have. A session without a known start is left off its
-person's timeline and named, never placed at a guessed time.
+Each unusable record is skipped and named (file, record, field): what the format's records
+refuse (not four choices or choice types, an unknown choice type, no abstain option, a gold
+index out of range, ``is_answerable`` disagreeing with the gold, an unknown skill, a start
+time that disagrees with another of the record, a start off the clock, a time local to a
+recording past a day...), a question id given again (the first is kept), a start that
+disagrees with another record's for the same video, a span (or a transcript line) past its
+video's end, a question video the layout does not have. A session without a known start is
+left off its person's timeline and named, never placed at a guessed time.
 """
 
 from __future__ import annotations
@@ -43,62 +47,61 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from m3kit.benchmarks.supermemory.fields import (
     SPAN_SLACK_S,
     RecordSkip,
     SuperMemoryError,
-    as_local_seconds,
-    as_text,
-    as_unix_time,
+    record_skip,
 )
 from m3kit.benchmarks.supermemory.transcripts import (
+    SessionLines,
     SpokenLine,
-    TranscriptCache,
+    TranscriptFile,
     TranscriptKind,
     read_transcript,
 )
 from m3kit.errors import M3kitError
 from m3kit.paths import resolve_in_root
 from m3kit.schema import Choice, ChoiceRole, Question, SkippedRecord, VideoRef
-from m3kit.schema.supermemory import ABSTAIN_TEXT, SKILLS
+from m3kit.schema.supermemory import (
+    ALIGNED_SUFFIX,
+    ALL_QA_PATH,
+    DATA_DIR,
+    SKILLS,
+    WHISPER_SUFFIX,
+    QARecord,
+    UnixTime,
+    is_abstain_text,
+)
 
 __all__ = [
-    "ABSTAIN_TEXT",
     "BENCHMARK",
-    "CHOICE_TYPES",
     "SKILLS",
     "EvidenceSpan",
-    "Session",
-    "SpokenLine",
     "SuperMemoryError",
     "SuperMemorySet",
+    "TimelineSession",
     "data_files",
     "data_media",
     "find_qa_file",
-    "is_abstain_text",
     "load_supermemory",
     "media_files",
-    "read_transcript",
 ]
 
 BENCHMARK = "supermemory"
-QA_FILE = Path("json") / "all_qa.json"
-CHOICE_TYPES: tuple[str, ...] = ("correct", "vague", "incorrect")
-N_CHOICES = 4
-# The abstain option: the release's text (``ABSTAIN_TEXT``) and the spellings appendix D.1
-# gives it ("N/A", "This question cannot be answered").
-_ABSTAIN = re.compile(r"^\s*(this question (can ?not|cannot) be answered\.?|n/?a\.?)\s*$",
-                      re.IGNORECASE)
+QA_FILE = Path(ALL_QA_PATH).relative_to(DATA_DIR)
 _ROLES = {"correct": ChoiceRole.CORRECT, "vague": ChoiceRole.VAGUE,
           "incorrect": ChoiceRole.WRONG}
 _PERSON_DIR = re.compile(r"^person_(\d+)$", re.IGNORECASE)
-ALIGNED_SUFFIX = "_gemini_aligned_transcript.json"
-WHISPER_SUFFIX = "_whisper_transcript.json"
+# A session's transcript files, the one to read first first.
+_TRANSCRIPTS: tuple[tuple[str, TranscriptKind], ...] = ((ALIGNED_SUFFIX, "aligned"),
+                                                        (WHISPER_SUFFIX, "whisper"))
+_UNIX_TIME: TypeAdapter[float] = TypeAdapter(UnixTime)
 
 
 class EvidenceSpan(BaseModel):
@@ -111,10 +114,11 @@ class EvidenceSpan(BaseModel):
     end: float
 
 
-class Session(BaseModel):
-    """One recording of a person on the absolute clock: ``start`` in unix seconds; ``video``
-    and ``transcript`` relative to the data folder (``None``: not released); ``duration`` of
-    the video in seconds when there is one."""
+class TimelineSession(BaseModel):
+    """One recording of a person placed on their timeline: ``start`` in unix seconds;
+    ``video`` and ``transcript`` relative to the data folder (``None``: not released);
+    ``duration`` of the video in seconds when there is one; ``lines``: its transcript's lines
+    as read at load (file order; none without a transcript)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -123,8 +127,14 @@ class Session(BaseModel):
     start: float
     video: str | None = None
     transcript: str | None = None
-    transcript_kind: Literal["aligned", "whisper"] | None = None
+    transcript_kind: TranscriptKind | None = None
     duration: float | None = None
+    lines: list[SpokenLine] = Field(default_factory=list, repr=False)
+
+    @cached_property
+    def heard(self) -> SessionLines:
+        """The transcript's lines on the person's clock, in time order (ordered once)."""
+        return SessionLines(self.lines, self.start)
 
 
 class SuperMemorySet(BaseModel):
@@ -134,19 +144,13 @@ class SuperMemorySet(BaseModel):
     qa_file: Path
     root: Path | None = None
     questions: list[Question] = Field(default_factory=list)
-    sessions: dict[int, list[Session]] = Field(default_factory=dict)
+    sessions: dict[int, list[TimelineSession]] = Field(default_factory=dict)
     skipped: list[SkippedRecord] = Field(default_factory=list)
     skipped_question_ids: list[str] = Field(default_factory=list)
 
-    def session(self, subject: int, video_id: str) -> Session | None:
+    def session(self, subject: int, video_id: str) -> TimelineSession | None:
         """The session ``video_id`` of person ``subject``, if loaded."""
         return next((s for s in self.sessions.get(subject, []) if s.video_id == video_id), None)
-
-
-def is_abstain_text(text: str) -> bool:
-    """Whether a choice is the abstain option ("This question can not be answered.", also
-    "cannot" and "N/A")."""
-    return _ABSTAIN.match(text) is not None
 
 
 def find_qa_file(data: str | Path) -> tuple[Path, Path | None]:
@@ -187,94 +191,6 @@ def data_media(data: str | Path) -> list[Path]:
 # -- records -----------------------------------------------------------------------------------
 
 
-def _question_spans(raw: Mapping[str, Any], primary: str) -> list[EvidenceSpan]:
-    evidence = raw.get("question_evidence")
-    if not isinstance(evidence, Mapping):
-        raise RecordSkip("question_evidence", "missing or not an object")
-    if "time_spans" in evidence:
-        spans = evidence["time_spans"]
-        field = "question_evidence.time_spans"
-    elif "time_span" in evidence:  # legacy records: one span of MM:SS strings
-        spans = [evidence["time_span"]]
-        field = "question_evidence.time_span"
-    else:
-        raise RecordSkip("question_evidence.time_spans", "missing")
-    if not isinstance(spans, list) or not spans:
-        raise RecordSkip(field, "not a non-empty list of spans")
-    out = []
-    for n, span in enumerate(spans):
-        where = f"{field}[{n}]" if field.endswith("spans") else field
-        if not isinstance(span, Mapping):
-            raise RecordSkip(where, "not an object")
-        start = as_local_seconds(span.get("start_time"), f"{where}.start_time")
-        end = as_local_seconds(span.get("end_time"), f"{where}.end_time")
-        if end < start:
-            raise RecordSkip(f"{where}.end_time", f"ends ({end:g} s) before it starts "
-                                                   f"({start:g} s)")
-        out.append(EvidenceSpan(video_id=str(span.get("video_id") or primary), start=start,
-                                end=end))
-    return out
-
-
-def _answer_spans(raw: Mapping[str, Any]) -> list[EvidenceSpan]:
-    evidence = raw.get("answer_evidence")
-    if not isinstance(evidence, Mapping):
-        return []  # unanswerable questions may carry none
-    items = evidence.get("evidence_list") or []
-    if not isinstance(items, list):
-        raise RecordSkip("answer_evidence.evidence_list", "not a list")
-    out = []
-    for n, item in enumerate(items):
-        where = f"answer_evidence.evidence_list[{n}]"
-        span = item.get("time_span") if isinstance(item, Mapping) else None
-        if not isinstance(span, Mapping) or not item.get("video_id"):
-            raise RecordSkip(where, "needs video_id and time_span{start_time, end_time}")
-        start = as_local_seconds(span.get("start_time"), f"{where}.time_span.start_time")
-        end = as_local_seconds(span.get("end_time"), f"{where}.time_span.end_time")
-        out.append(EvidenceSpan(video_id=str(item["video_id"]), start=start, end=end))
-    return out
-
-
-def _choices(raw: Mapping[str, Any]) -> tuple[list[Choice], list[str], int]:
-    texts = raw.get("choices")
-    if not isinstance(texts, list) or len(texts) != N_CHOICES:
-        raise RecordSkip("choices", f"needs {N_CHOICES} choices, got "
-                          f"{len(texts) if isinstance(texts, list) else type(texts).__name__}")
-    texts = [as_text(t, f"choices[{n}]") for n, t in enumerate(texts)]
-    types = raw.get("choice_types")
-    if not isinstance(types, list) or len(types) != N_CHOICES:
-        raise RecordSkip("choice_types", f"needs {N_CHOICES} choice types")
-    types = [str(t).strip().lower() for t in types]
-    for n, kind in enumerate(types):
-        if kind not in CHOICE_TYPES:
-            raise RecordSkip(f"choice_types[{n}]", f"unknown choice type {kind!r} "
-                              f"(known: {', '.join(CHOICE_TYPES)})")
-    abstain = [n for n, t in enumerate(texts) if is_abstain_text(t)]
-    if len(abstain) != 1:
-        raise RecordSkip("choices", "no abstain option (\"This question can not be "
-                          "answered.\")" if not abstain else "more than one abstain option")
-    gold = raw.get("correct_option_index")
-    if isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < N_CHOICES:
-        raise RecordSkip("correct_option_index", f"not an index 0-{N_CHOICES - 1}: {gold!r}")
-    choices = [
-        Choice(letter=chr(ord("A") + n), text=text,
-               role=ChoiceRole.ABSTAIN if n == abstain[0] else _ROLES[types[n]])
-        for n, text in enumerate(texts)
-    ]
-    return choices, types, gold
-
-
-def _answerable(raw: Mapping[str, Any], gold_is_abstain: bool) -> bool:
-    flag = raw.get("is_answerable")
-    if not isinstance(flag, bool):
-        raise RecordSkip("is_answerable", f"not true or false: {flag!r}")
-    if flag == gold_is_abstain:
-        said = "answerable" if flag else "unanswerable"
-        gold = "the abstain option" if gold_is_abstain else "an answer"
-        raise RecordSkip("is_answerable", f"says {said} but the gold is {gold}")
-    return flag
-
-
 class _Parsed(BaseModel):
     """A record read, before it is placed on the timeline."""
 
@@ -284,75 +200,54 @@ class _Parsed(BaseModel):
     subject: int
     question: Question
     primary: str
-    primary_start: float
-    cut: float  # local seconds on the primary video
     spans: list[EvidenceSpan]
     answer_spans: list[EvidenceSpan]
     starts: dict[str, float]  # video id -> unix start, as this record states them
 
 
-def _parse(raw: Mapping[str, Any]) -> _Parsed:
-    qid = raw.get("question_id")
-    if isinstance(qid, bool) or not isinstance(qid, int | str) or not str(qid).strip():
-        raise RecordSkip("question_id", f"not an id: {qid!r}")
-    subject = raw.get("subject")
-    if isinstance(subject, str) and subject.strip().isdigit():
-        subject = int(subject)
-    if isinstance(subject, bool) or not isinstance(subject, int):
-        raise RecordSkip("subject", f"not a person number: {subject!r}")
-    meta = raw.get("metadata")
-    if not isinstance(meta, Mapping):
-        raise RecordSkip("metadata", "missing or not an object")
-    skill = meta.get("skill")
-    if skill not in SKILLS:
-        raise RecordSkip("metadata.skill", f"unknown skill {skill!r}")
-    primary = as_text(meta.get("primary_video_id"), "metadata.primary_video_id")
-    primary_start = as_unix_time(meta.get("primary_video_start_time", raw.get("start_time")),
-                                 "metadata.primary_video_start_time")
-    if raw.get("start_time") is not None and \
-            as_unix_time(raw["start_time"], "start_time") != primary_start:
-        raise RecordSkip("start_time", f"{raw['start_time']!r} disagrees with "
-                          f"metadata.primary_video_start_time {primary_start!r}")
-    choices, types, gold = _choices(raw)
-    answerable = _answerable(raw, choices[gold].role is ChoiceRole.ABSTAIN)
-    spans = _question_spans(raw, primary)
-    on_primary = [s for s in spans if s.video_id == primary]
-    if not on_primary:
-        raise RecordSkip("question_evidence.time_spans",
-                          f"no span on the question's video {primary!r}")
-    starts = {primary: primary_start}
-    for n, span in enumerate(raw["question_evidence"].get("time_spans") or []):
-        if isinstance(span, Mapping) and span.get("video_start_time_unix") is not None:
-            vid = str(span.get("video_id") or primary)
-            start = as_unix_time(span["video_start_time_unix"],
-                                 f"question_evidence.time_spans[{n}].video_start_time_unix")
-            if starts.setdefault(vid, start) != start:
-                raise RecordSkip(f"question_evidence.time_spans[{n}].video_start_time_unix",
-                                  f"{start!r} disagrees with {starts[vid]!r} for video {vid}")
-    cut = max(s.end for s in on_primary)
-    video_ids = raw.get("video_ids") or [primary]
-    answer_spans = _answer_spans(raw)
+def _parse(raw: object) -> _Parsed:
+    """A record of ``all_qa.json`` as the released format (``QARecord``) reads it, as a
+    ``Question``; ``RecordSkip`` names the first thing wrong with it."""
+    if not isinstance(raw, Mapping):
+        raise RecordSkip("", "not a JSON object")
+    try:
+        record = QARecord.model_validate(raw)
+    except ValidationError as exc:
+        raise record_skip(exc) from None
+    primary = record.metadata.primary_video_id
+    spans = [EvidenceSpan(video_id=s.video_id or primary, start=s.start_time, end=s.end_time)
+             for s in record.question_evidence.spans]
+    answered = record.answer_evidence.evidence_list if record.answer_evidence else []
+    answer_spans = [EvidenceSpan(video_id=a.video_id, start=a.time_span.start_time,
+                                 end=a.time_span.end_time) for a in answered]
+    cut = max(s.end for s in spans if s.video_id == primary)
+    types = list(record.choice_types)
+    gold = record.correct_option_index
+    choices = [
+        Choice(letter=chr(ord("A") + n), text=text,
+               role=ChoiceRole.ABSTAIN if is_abstain_text(text) else _ROLES[types[n]])
+        for n, text in enumerate(record.choices)
+    ]
     question = Question(
-        id=str(qid).strip(), benchmark=BENCHMARK, text=as_text(raw.get("question"), "question"),
-        choices=choices, answer=chr(ord("A") + gold), question_type=str(skill),
-        time=primary_start + cut,
+        id=str(record.question_id).strip(), benchmark=BENCHMARK, text=record.question,
+        choices=choices, answer=chr(ord("A") + gold), question_type=record.metadata.skill,
+        time=record.primary_start + cut,
         evidence=[f"{s.video_id}@{s.start:g}-{s.end:g}" for s in answer_spans],
         metadata={
-            "skill": skill, "subject": subject, "primary_video_id": primary,
-            "video_ids": [str(v) for v in video_ids] if isinstance(video_ids, list) else [primary],
-            "is_answerable": answerable, "choice_types": types,
-            "correct_answer": raw.get("correct_answer"),
+            "skill": record.metadata.skill, "subject": record.subject,
+            "primary_video_id": primary, "video_ids": record.video_ids or [primary],
+            "is_answerable": record.is_answerable, "choice_types": types,
+            "correct_answer": record.correct_answer,
             "question_cut_s": cut,
             "question_spans": [s.model_dump() for s in spans],
             "answer_spans": [s.model_dump() for s in answer_spans],
         },
     )
-    return _Parsed(qid=question.id, subject=subject, question=question, primary=primary,
-                   primary_start=primary_start, cut=cut, spans=spans,
-                   answer_spans=answer_spans, starts=starts)
+    return _Parsed(qid=question.id, subject=record.subject, question=question, primary=primary,
+                   spans=spans, answer_spans=answer_spans, starts=record.video_starts)
 
 
-def _raw_records(qa_file: Path) -> list[Any]:
+def _raw_records(qa_file: Path) -> list[object]:
     try:
         text = qa_file.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -369,7 +264,7 @@ def _raw_records(qa_file: Path) -> list[Any]:
     return data
 
 
-def _record_name(raw: Any, n: int) -> str:
+def _record_name(raw: object, n: int) -> str:
     qid = raw.get("question_id") if isinstance(raw, Mapping) else None
     return str(qid) if isinstance(qid, int | str) and not isinstance(qid, bool) else f"#{n}"
 
@@ -432,7 +327,7 @@ def _transcripts(root: Path, listed: set[Path] | None, skipped: list[SkippedReco
     Whisper one."""
     out: dict[tuple[int, str], list[tuple[Path, TranscriptKind]]] = defaultdict(list)
     for subject, folder in _person_folders(root, "transcripts").items():
-        for suffix, kind in ((ALIGNED_SUFFIX, "aligned"), (WHISPER_SUFFIX, "whisper")):
+        for suffix, kind in _TRANSCRIPTS:
             for file in sorted(folder.glob(f"*{suffix}")):
                 if _is_listed(file, listed, skipped):
                     out[(subject, file.name[: -len(suffix)])].append((file, kind))
@@ -446,14 +341,15 @@ def _duration(video: Path) -> float:
 
 
 def _transcript(root: Path, found: Sequence[tuple[Path, TranscriptKind]],
-                duration: float | None, transcripts: TranscriptCache,
-                skipped: list[SkippedRecord]) -> tuple[Path, TranscriptKind, dict[str, Any]] | None:
-    """The first of a session's transcript files that can be read (its lines' skips named),
-    each unreadable one named with the file read in its place; ``None`` when none can."""
+                duration: float | None, skipped: list[SkippedRecord]
+                ) -> tuple[Path, TranscriptKind, TranscriptFile] | None:
+    """The first of a session's transcript files that can be read, as read (its lines' skips
+    named), each unreadable one named with the file read in its place; ``None`` when none
+    can."""
     for n, (file, kind) in enumerate(found):
         try:
             resolve_in_root(root, file.relative_to(root).as_posix(), path=file)
-            read = transcripts.read(file, kind, duration)
+            read = read_transcript(file, kind, duration)
         except M3kitError as exc:  # unreadable, or a link out of the data folder
             instead = (f": {found[n + 1][0].name} is read instead" if n + 1 < len(found)
                        else "")
@@ -461,27 +357,28 @@ def _transcript(root: Path, found: Sequence[tuple[Path, TranscriptKind]],
                                             f"{exc.reason}{instead}", exc.field))
             continue
         skipped += read.skipped
-        return file, kind, read.meta
+        return file, kind, read
     return None
 
 
-def _transcript_start(file: Path, meta: Mapping[str, Any],
+def _transcript_start(file: Path, read: TranscriptFile,
                       skipped: list[SkippedRecord]) -> float | None:
     """A session's start as its transcript states it (the last resort), on the clock."""
-    field = next((f for f in ("video_start_time_unix", "start_time_unix") if f in meta), None)
+    field = next((f for f in ("video_start_time_unix", "start_time_unix") if f in read.meta),
+                 None)
     if field is None:
         return None
     try:
-        return as_unix_time(meta[field], f"metadata.{field}")
-    except RecordSkip as skip:
-        skipped.append(SkippedRecord.at(file, None, skip.reason, skip.field))
+        return _UNIX_TIME.validate_python(read.meta[field])
+    except ValidationError as exc:
+        skipped.append(SkippedRecord.at(file, None, record_skip(exc).reason,
+                                        f"metadata.{field}"))
         return None
 
 
 def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
-              skipped: list[SkippedRecord], transcripts: TranscriptCache
-              ) -> dict[int, list[Session]]:
-    """Every session of the layout placed on its person's clock."""
+              skipped: list[SkippedRecord]) -> dict[int, list[TimelineSession]]:
+    """Every session of the layout placed on its person's clock, its transcript read."""
     listed = _listed(root, skipped)
     videos = _videos(root, listed, skipped)
     candidates = _transcripts(root, listed, skipped)
@@ -492,7 +389,7 @@ def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
         keys.setdefault((subject, vid.lower()), vid)
     for (subject, lower) in candidates:
         keys.setdefault((subject, lower), lower)
-    out: dict[int, list[Session]] = defaultdict(list)
+    out: dict[int, list[TimelineSession]] = defaultdict(list)
     for (subject, lower), vid in sorted(keys.items()):
         video = videos.get((subject, vid))
         found = candidates.get((subject, lower), [])
@@ -507,7 +404,7 @@ def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
                 skipped.append(SkippedRecord.at(video, None, f"video unusable ({exc.reason}): "
                                                 "the session is transcript-only", "video"))
                 video = None
-        read = _transcript(root, found, duration, transcripts, skipped)
+        read = _transcript(root, found, duration, skipped)
         start = starts.get((subject, vid))
         if start is None and read is not None:
             start = _transcript_start(read[0], read[2], skipped)
@@ -524,16 +421,17 @@ def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
                 root / "transcripts" / f"person_{subject}" / f"{lower}{ALIGNED_SUFFIX}", None,
                 f"session {vid} of person {subject} has no transcript: video only",
                 "transcript"))
-        out[subject].append(Session(
+        out[subject].append(TimelineSession(
             subject=subject, video_id=vid, start=start,
             video=video.relative_to(root).as_posix() if video is not None else None,
             transcript=read[0].relative_to(root).as_posix() if read else None,
             transcript_kind=read[1] if read else None, duration=duration,
+            lines=read[2].lines if read else [],
         ))
     return {s: sorted(v, key=lambda x: (x.start, x.video_id)) for s, v in sorted(out.items())}
 
 
-def _span_past_end(parsed: _Parsed, sessions: Mapping[int, Sequence[Session]]
+def _span_past_end(parsed: _Parsed, sessions: Mapping[int, Sequence[TimelineSession]]
                    ) -> tuple[str, str] | None:
     known = {s.video_id: s for s in sessions.get(parsed.subject, [])}
     for kind, spans in (("question_evidence.time_spans", parsed.spans),
@@ -548,13 +446,11 @@ def _span_past_end(parsed: _Parsed, sessions: Mapping[int, Sequence[Session]]
     return None
 
 
-def load_supermemory(data: str | Path,
-                     transcripts: TranscriptCache | None = None) -> SuperMemorySet:
+def load_supermemory(data: str | Path) -> SuperMemorySet:
     """The questions of ``data`` (a folder holding ``data/json/all_qa.json``, the ``data``
-    folder, or the JSON file alone) and, for a folder, each person's sessions; every unusable
-    record skipped and named. ``transcripts``: where the transcripts read on the way are kept
-    (a task passes the one its solvers read from, so each file is parsed once per run).
-    ``SuperMemoryError`` when the JSON cannot be read at all."""
+    folder, or the JSON file alone) and, for a folder, each person's sessions with their
+    transcripts read (once: a task's samples share them); every unusable record skipped and
+    named. ``SuperMemoryError`` when the JSON cannot be read at all."""
     qa_file, root = find_qa_file(data)
     skipped: list[SkippedRecord] = []
     parsed: list[_Parsed] = []
@@ -564,17 +460,15 @@ def load_supermemory(data: str | Path,
     for n, raw in enumerate(_raw_records(qa_file)):
         name = _record_name(raw, n)
         try:
-            if not isinstance(raw, Mapping):
-                raise RecordSkip("", "not a JSON object")
             record = _parse(raw)
             if record.qid in seen:
                 raise RecordSkip("question_id", "given again: the first record is kept")
             for vid, start in record.starts.items():
-                known = starts.setdefault((record.subject, vid), start)
-                if known != start:
+                earlier = starts.setdefault((record.subject, vid), start)
+                if earlier != start:
                     raise RecordSkip("metadata.primary_video_start_time",
                                       f"video {vid} starts at {start!r} here but at "
-                                      f"{known!r} in an earlier record")
+                                      f"{earlier!r} in an earlier record")
         except RecordSkip as skip:
             skipped.append(SkippedRecord.at(qa_file, name, skip.reason, skip.field or None))
             if skip.field != "question_id":
@@ -582,15 +476,14 @@ def load_supermemory(data: str | Path,
             continue
         seen.add(record.qid)
         parsed.append(record)
-    sessions = (_sessions(root, starts, skipped, transcripts or TranscriptCache())
-                if root is not None else {})
+    sessions = _sessions(root, starts, skipped) if root is not None else {}
     questions = []
     for record in parsed:
         named = {s.video_id for s in [*record.spans, *record.answer_spans]} | {record.primary}
-        known = {v: starts[(record.subject, v)] for v in sorted(named)
-                 if (record.subject, v) in starts}
-        record = record.model_copy(update={"question": record.question.model_copy(update={
-            "metadata": {**record.question.metadata, "video_starts": known}})})
+        video_starts = {v: starts[(record.subject, v)] for v in sorted(named)
+                        if (record.subject, v) in starts}
+        question = record.question.model_copy(update={
+            "metadata": {**record.question.metadata, "video_starts": video_starts}})
         if root is not None:
             problem = _span_past_end(record, sessions)
             session = next((s for s in sessions.get(record.subject, [])
@@ -604,9 +497,8 @@ def load_supermemory(data: str | Path,
                 skipped_ids.append(record.qid)
                 continue
             if session is not None and session.video is not None:
-                record = record.model_copy(update={"question": record.question.model_copy(
-                    update={"media": [VideoRef(path=session.video, clock_start=session.start)]}
-                )})
-        questions.append(record.question)
+                question = question.model_copy(update={
+                    "media": [VideoRef(path=session.video, clock_start=session.start)]})
+        questions.append(question)
     return SuperMemorySet(qa_file=qa_file, root=root, questions=questions, sessions=sessions,
                           skipped=skipped, skipped_question_ids=skipped_ids)

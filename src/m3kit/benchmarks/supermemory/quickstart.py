@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from m3kit.benchmarks.intervals import item_intervals
 from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
-from m3kit.benchmarks.supermemory.score import SuperMemoryItem, cluster_of, headline, items_from_log
+from m3kit.benchmarks.supermemory.item import SuperMemoryItem
+from m3kit.benchmarks.supermemory.score import cluster_of, headline, items_from_log
 from m3kit.metrics.bootstrap import (
     MIN_UNITS,
     Interval,
@@ -49,7 +50,7 @@ def quickstart_section(out_dir: Path, *, model: str, limit: int | None, progress
     blind, and through each other memory (logs under ``out_dir/logs``), and return the section
     and the eval-log paths. ``read_run`` is the log reader (``m3kit.report.logs.read_run``),
     passed in because a benchmark does not import the report layer."""
-    from m3kit.benchmarks import run_eval
+    from m3kit.benchmarks import run_benchmark_task
     from m3kit.synth.ego import build_ego_suite
 
     progress("supermemory: suite", 0, 1)
@@ -59,9 +60,9 @@ def quickstart_section(out_dir: Path, *, model: str, limit: int | None, progress
     logs: list[str] = []
     for done, (label, args, memory) in enumerate(ways):
         progress(f"eval: supermemory ({label})", done, len(ways))
-        log = run_eval("supermemory", model, memory=memory,
-                       task_args={"data": str(suite.root), **args}, limit=limit,
-                       log_dir=Path(out_dir) / "logs")
+        log = run_benchmark_task("supermemory", model, memory=memory,
+                                 task_args={"data": str(suite.root), **args}, limit=limit,
+                                 log_dir=Path(out_dir) / "logs")
         logs.append(log.location)
         runs[label] = read_run(log)
     return section_from_runs(runs, suite), logs
@@ -164,9 +165,9 @@ def _leak_notes(items: Mapping[str, Sequence[SuperMemoryItem]], suite: EgoSuite)
              if t.leak_option_index is not None}
     parts = []
     for label, its in items.items():
-        asked = [i for i in its if i.id in leaks]
+        asked = [(i.answer, leaks[i.id]) for i in its if i.id is not None and i.id in leaks]
         if asked:
-            picked = sum(i.answer == leaks[i.id] for i in asked)
+            picked = sum(answer == leak for answer, leak in asked)
             parts.append(f"{label} {picked} of {len(asked)}")
     if not parts:
         return []

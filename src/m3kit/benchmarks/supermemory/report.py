@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from m3kit.benchmarks.declaration import Benchmark
 from m3kit.benchmarks.figures import error_bars, pyplot
-from m3kit.benchmarks.supermemory import BENCHMARK as DECLARED
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
 from m3kit.benchmarks.supermemory.score import (
     ANSWERABLE_CORRECT,
     UNANSWERABLE_ABSTAINED,
@@ -33,6 +34,7 @@ from m3kit.schema.report import NA, DeltaCell, ReportSection, Table
 
 __all__ = [
     "ANSWERABILITY_FIGURE",
+    "REPORTING",
     "SKILL_FIGURE",
     "answerability_figure",
     "draw_answerability_figure",
@@ -116,10 +118,10 @@ def _natural_id(qid: str) -> tuple[int, str]:
     return (int(qid), "") if qid.isdigit() else (1 << 62, qid)
 
 
-def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
-             ) -> list[_System]:
+def _systems(benchmark: Benchmark, runs: Sequence[LoggedRun],
+             cards: Mapping[str, Any] | None = None) -> list[_System]:
     """Each model and framework (with its setting variant) of the runs (their samples pooled),
-    then each score file
+    with the intervals of its figures' numbers (``benchmark``'s), then each score file
     (``m3kit score supermemory --json``; its stem names the model)."""
     from m3kit.benchmarks.intervals import run_intervals
 
@@ -135,7 +137,7 @@ def _systems(runs: Sequence[LoggedRun], cards: Mapping[str, Any] | None = None
             model, base, scores_from_log(samples),
             sorted((s.question.id for s in samples if s.excluded and s.question is not None),
                    key=_natural_id),
-            run_intervals(DECLARED, its, statistic=figure_numbers).ci,
+            run_intervals(benchmark, its, statistic=figure_numbers).ci,
             _transcript_cut(samples), variant))
     for stem, data in (cards or {}).items():
         systems.append(_System(stem, SCORE_FILE, SuperMemoryScore.model_validate(data)))
@@ -150,7 +152,8 @@ def _transcript_cut(samples: Sequence[LoggedSample]) -> tuple[int, int]:
     return len(cuts), sum(cuts)
 
 
-def _grid(systems: Sequence[_System]) -> tuple[list[str], list[str], dict[tuple[str, str], _System]]:
+def _grid(systems: Sequence[_System]
+          ) -> tuple[list[str], list[str], dict[tuple[str, str], _System]]:
     models = list(dict.fromkeys(s.model for s in systems))
     frameworks = list(dict.fromkeys(s.framework for s in systems))
     return models, frameworks, {(s.model, s.framework): s for s in systems}
@@ -196,7 +199,8 @@ def blind_table(systems: Sequence[_System]) -> Table | None:
             row += [round(g.qa_acc * g.n / 100), g.n, g.qa_acc] if g else [None, None, None]
         rows.append(row)
     return Table(title="SuperMemory-VQA blind (Table 3): question and options only",
-                 columns=columns, rows=rows, header_groups=[("", 1), *((s.blind_label, 3) for s in blind)])
+                 columns=columns, rows=rows,
+                 header_groups=[("", 1), *((s.blind_label, 3) for s in blind)])
 
 
 def _mean_std(mean: float | None, std: float | None, n: int) -> str:
@@ -365,17 +369,10 @@ def draw_answerability_figure(systems: Sequence[_System]) -> Any:
     return fig
 
 
-def _interval_tables(runs: Sequence[LoggedRun], systems: Sequence[_System]) -> list[Table]:
-    from m3kit.benchmarks.intervals import interval_table
-
-    table = interval_table(DECLARED, runs, system_label)
-    figures = figure_interval_table(systems)
-    return [t for t in (table, figures) if t is not None]
-
-
-def figure_interval_table(systems: Sequence[_System]) -> Table | None:
+def figure_interval_table(systems: Sequence[_System], spec: str) -> Table | None:
     """The numbers the figures draw error bars for (``score.figure_numbers``), one column per
-    logged system, as ``value [lo, hi] (n units)``: the intervals of the error bars."""
+    logged system, as ``value [lo, hi] (n units)`` in ``spec`` (how the benchmark prints an
+    interval in a report): the intervals of the error bars."""
     from m3kit.metrics.bootstrap import few_units_note
 
     logged = [s for s in systems if s.intervals]
@@ -386,7 +383,7 @@ def figure_interval_table(systems: Sequence[_System]) -> Table | None:
     skills = list(dict.fromkeys(k for s in logged for k in s.score.by_skill))
     order = [skill_number(k) for k in skills] + [ANSWERABLE_CORRECT, UNANSWERABLE_ABSTAINED]
     names = [n for n in order if n in names] + [n for n in names if n not in order]
-    rows = [[name, *(s.intervals[name].text(DECLARED.interval_spec, units=True)
+    rows = [[name, *(s.intervals[name].text(spec, units=True)
                      if name in s.intervals and s.intervals[name].value is not None else NA
                      for s in logged)] for name in names]
     few = any(i.few_units for s in logged for i in s.intervals.values() if i.value is not None)
@@ -398,23 +395,23 @@ def figure_interval_table(systems: Sequence[_System]) -> Table | None:
                  columns=["number", *(s.name for s in logged)], rows=rows, caption=caption)
 
 
-def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
-             cards: Mapping[str, Any] | None = None,
-             humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
-    """The SuperMemory-VQA section of ``m3kit report`` (eval logs and score files);
-    writes its figures into ``out_dir``."""
-    systems = _systems(logged, cards)
+def sections(inputs: ReportInputs) -> list[ReportSection]:
+    """The SuperMemory-VQA section of ``m3kit report`` (eval logs and score files); writes its
+    figures into ``inputs.out_dir``."""
+    logged, out_dir = inputs.runs, inputs.out_dir
+    systems = _systems(inputs.benchmark, logged, inputs.cards)
     if not systems:
         return []
     tables = [main_table(systems)]
     blind = blind_table(systems)
     tables += [blind] if blind is not None else []
-    tables += [group_table(systems), vague_table(systems), breakdown_table(systems),
-               *_interval_tables(logged, systems)]
-    questions = {s.question.id: s.question for run in logged for s in run.samples
-                 if s.question is not None}
-    if questions:
-        tables += stats_tables(dataset_stats(list(questions.values())))
+    tables += [group_table(systems), vague_table(systems), breakdown_table(systems)]
+    figure_table = figure_interval_table(systems, inputs.benchmark.interval_spec)
+    tables += [figure_table] if figure_table is not None else []
+    asked = {s.question.id: s.question for run in logged for s in run.samples
+             if s.question is not None}
+    if asked:
+        tables += stats_tables(dataset_stats(list(asked.values())))
     figures = [f.name for f in (skill_figure(systems, Path(out_dir) / SKILL_FIGURE),
                                 answerability_figure(systems, Path(out_dir) / ANSWERABILITY_FIGURE))
                if f is not None]
@@ -438,3 +435,6 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
                          "out, the lines heard last kept.")
     return [ReportSection(benchmark=BENCHMARK, title="SuperMemory-VQA", tables=tables,
                           figures=figures, notes=notes)]
+
+
+REPORTING = BenchmarkReporting(sections=sections, system_label=system_label)

@@ -22,51 +22,50 @@ whose media could not be read is excluded and counted (``n_excluded``).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from statistics import fmean
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field
 
+from m3kit.benchmarks.logged import Outcome, logged_items
+from m3kit.benchmarks.protocol import BenchmarkScoring
+from m3kit.benchmarks.supermemory import BENCHMARK
+from m3kit.benchmarks.supermemory.item import ABSTAIN, SuperMemoryItem, item_of
 from m3kit.benchmarks.supermemory.load import (
     SKILLS,
     SuperMemorySet,
+    data_files,
+    data_media,
     load_supermemory,
 )
+from m3kit.benchmarks.supermemory.predictions import PredictionRow, read_predictions
 from m3kit.benchmarks.supermemory.stats import DatasetStats, dataset_stats, stats_tables
 from m3kit.metrics.ranking import (
     binary_f1,
     choice_credit,
     mean_and_sample_std,
-    parse_ranking,
-    ranking_from_values,
     reciprocal_rank,
 )
 from m3kit.schema import (
-    ChoiceRole,
     LoggedSample,
     PredictionsCard,
-    Question,
-    ScoreItem,
     SkippedRecord,
     match_predictions,
 )
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.io import read_predictions_lenient
-from m3kit.schema.report import Table, cost_cell, number_cell
+from m3kit.schema.report import PLAIN_NA, Table, cost_cell, number_cell
 
 __all__ = [
     "ANSWERABLE_CORRECT",
     "DEFAULT_VAGUE_WEIGHT",
+    "SCORING",
     "UNANSWERABLE_ABSTAINED",
     "AnswerableBreakdown",
     "GroupAccuracy",
-    "PredictionRow",
     "SkillScore",
-    "SuperMemoryItem",
     "SuperMemoryScore",
     "UnanswerableBreakdown",
     "aggregate",
@@ -74,11 +73,8 @@ __all__ = [
     "figure_numbers",
     "headline",
     "item_correct",
-    "item_of",
     "items_from_log",
     "items_from_predictions",
-    "option_types",
-    "read_predictions",
     "score_predictions",
     "score_text",
     "scores_from_log",
@@ -89,83 +85,6 @@ __all__ = [
 
 # Table 5 gives vague choices partial credit without stating the weight: half by default.
 DEFAULT_VAGUE_WEIGHT = 0.5
-ABSTAIN = "abstain"
-
-
-# -- the per-item record ---------------------------------------------------------------------
-
-
-class SuperMemoryItem(ScoreItem):
-    """One scored question: the ranking read from the reply (0-based option indices, best
-    first; ``None`` when invalid, missing or failed), the gold index, each option's type
-    (``correct`` / ``vague`` / ``incorrect`` / ``abstain``), whether it is answerable, its skill,
-    person and question video; ``missing``: no prediction was given; ``transcript_cut``: the
-    transcript lines heard before the question that the direct prompt left out for its token
-    budget (``-T transcript_tokens``; 0 for predictions files and other runs)."""
-
-    ranking: list[int] | None = None
-    gold: int = 0
-    option_types: list[str] = Field(default_factory=list)
-    answerable: bool = True
-    skill: str = ""
-    subject: str = ""
-    video: str = ""
-    missing: bool = False
-    transcript_cut: int = 0
-
-    @property
-    def answer(self) -> int | None:
-        """The first-ranked option, or ``None``."""
-        return self.ranking[0] if self.ranking else None
-
-    def parsed_answer(self) -> str | None:
-        """The first-ranked option's letter (``None``: invalid, missing or failed)."""
-        return None if self.answer is None else chr(ord("A") + self.answer)
-
-    @property
-    def answer_type(self) -> str | None:
-        """The type of the option answered (``None``: invalid)."""
-        answer = self.answer
-        return self.option_types[answer] if answer is not None else None
-
-
-def option_types(question: Question) -> list[str]:
-    """Each option's type: ``abstain`` for the abstain option, else its released choice type."""
-    released = list(question.metadata.get("choice_types") or [])
-    out = []
-    for n, choice in enumerate(question.choices):
-        if choice.role is ChoiceRole.ABSTAIN:
-            out.append(ABSTAIN)
-        elif n < len(released):
-            out.append(str(released[n]))
-        else:
-            out.append(choice.role.value if choice.role is not None else "incorrect")
-    return out
-
-
-def _gold(question: Question) -> int:
-    return question.letters.index(question.answer)
-
-
-def item_of(question: Question, ranking: list[int] | None, *, missing: bool = False,
-            failed: bool = False) -> SuperMemoryItem:
-    """The record of ``question`` answered with ``ranking`` (``None``: invalid); ``missing``:
-    no prediction at all; ``failed``: the sample got no answer (both scored as invalid)."""
-    gold = _gold(question)
-    if failed:
-        status, ranking = "failed", None
-    elif ranking is None:
-        status = "invalid"
-    else:
-        status = "correct" if ranking[0] == gold else "incorrect"
-    meta = question.metadata
-    return SuperMemoryItem(
-        id=question.id, status=status, ranking=ranking, gold=gold,
-        option_types=option_types(question), answerable=bool(meta.get("is_answerable", True)),
-        skill=str(meta.get("skill") or question.question_type or ""),
-        subject=str(meta.get("subject", "")), video=str(meta.get("primary_video_id", "")),
-        missing=missing, groups={"skill": meta.get("skill")},
-    )
 
 
 # -- the score card ----------------------------------------------------------------------------
@@ -297,13 +216,14 @@ def _breakdowns(items: Sequence[SuperMemoryItem]
 
 def aggregate(items: Sequence[SuperMemoryItem], *,
               vague_weight: float = DEFAULT_VAGUE_WEIGHT) -> SuperMemoryScore:
-    """The benchmark's numbers over per-question records (every rule: module doc)."""
+    """The benchmark's numbers over per-question records (every rule: module doc); Table 2's
+    numbers are ``headline``'s."""
     answerable = [i.answerable for i in items]
-    decisions = _decisions(items)
-    abstentions = [None if d is None else not d for d in decisions]
+    abstentions = [None if d is None else not d for d in _decisions(items)]
     credit = [choice_credit("correct" if i.status == "correct" else i.answer_type,
                             answerable=i.answerable, vague_weight=vague_weight) for i in items]
-    qa_acc = _acc(items)
+    numbers = headline(items)
+    qa_acc = numbers["qa_acc"]
     vague = 100.0 * fmean(credit) if items else None
     by_skill: dict[str, list[SuperMemoryItem]] = defaultdict(list)
     for item in items:
@@ -322,9 +242,9 @@ def aggregate(items: Sequence[SuperMemoryItem], *,
         n_missing=sum(i.missing for i in items),
         n_failed=sum(i.status == "failed" for i in items),
         qa_acc=qa_acc,
-        ans_f1=_f1(binary_f1(answerable, decisions)),
+        ans_f1=numbers["ans_f1"],
         abstain_f1=_f1(binary_f1([not a for a in answerable], abstentions)),
-        qa_mrr=_mrr(items),
+        qa_mrr=numbers["qa_mrr"],
         vague_credit_acc=vague,
         vague_gain=vague - qa_acc if vague is not None and qa_acc is not None else None,
         vague_weight=vague_weight,
@@ -337,66 +257,6 @@ def aggregate(items: Sequence[SuperMemoryItem], *,
 
 
 # -- external predictions ----------------------------------------------------------------------
-
-
-class PredictionRow(BaseModel):
-    """One line of a predictions file: ``question_id`` (int or string) and either ``ranking``
-    (letters A-D or 0-based indices, best first, possibly partial; or a ranking string) or
-    ``prediction`` (the raw reply). A ranking that names no option is kept: it scores as an
-    invalid reply."""
-
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
-
-    id: str = Field(alias="question_id")
-    ranking: list[Any] | str | int | None = None
-    prediction: str | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_text(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip():
-            raise ValueError(f"not a question id: {value!r}")
-        return str(value).strip()
-
-    @field_validator("prediction")
-    @classmethod
-    def _one_answer(cls, value: str | None, info: Any) -> str | None:
-        if value is None and info.data.get("ranking") is None:
-            raise ValueError("needs 'ranking' or 'prediction'")
-        return value
-
-    def parsed(self, n_options: int = 4) -> list[int] | None:
-        """The ranking this line gives (``None``: invalid); ``ranking`` wins over
-        ``prediction`` when both are there."""
-        if isinstance(self.ranking, list):
-            return ranking_from_values(self.ranking, n_options)
-        if isinstance(self.ranking, int):  # one 0-based index
-            return ranking_from_values([self.ranking], n_options)
-        if isinstance(self.ranking, str):
-            return parse_ranking(self.ranking, n_options)
-        return parse_ranking(self.prediction, n_options)
-
-
-def read_predictions(path: str | Path) -> tuple[dict[str, PredictionRow], list[SkippedRecord]]:
-    """The lines of a predictions file (JSON Lines, or a JSON list with ``.json``) by question
-    id, and each line left out, named: not UTF-8 or not JSON, no id, neither ranking nor
-    prediction, an id given again (the first is kept)."""
-    from m3kit.schema.io import iter_json_records
-
-    file = Path(path)
-    records = iter_json_records(file, lines=file.suffix.lower() != ".json",
-                                id_keys=("question_id",))
-    rows, skipped = read_predictions_lenient(
-        file, PredictionRow,
-        [(name, _with_prediction(raw)) for name, raw in records], id_keys=("question_id",))
-    return {r.id: r for r in rows}, skipped
-
-
-def _with_prediction(raw: Any) -> Any:
-    # ``prediction`` needs a value for its validator (the "one of them" rule) to run
-    if isinstance(raw, dict) and "prediction" not in raw:
-        return {**raw, "prediction": None}
-    return raw
 
 
 def _predicted_items(loaded: SuperMemorySet, rows: Mapping[str, PredictionRow]
@@ -457,25 +317,19 @@ def items_from_predictions(data: Path, predictions: Path, **_options: Any
 
 
 def _log_items(samples: Sequence[LoggedSample]) -> tuple[list[SuperMemoryItem], int]:
-    """The records of a run's samples (ids set), and how many were excluded (media
-    unreadable); a sample inspect errored on, or without a record, is failed."""
+    """The records of a run's samples that carry their question (ids set), and how many were
+    excluded (media unreadable); a sample inspect errored on, or without a record, is failed
+    (``m3kit.benchmarks.logged``, the declared ``FailurePolicy``)."""
     items: list[SuperMemoryItem] = []
     excluded = 0
-    for sample in samples:
-        question = sample.question
-        if question is None:
-            continue
-        if sample.excluded:
+    for logged in logged_items([s for s in samples if s.question is not None], SuperMemoryItem,
+                               BENCHMARK.failures):
+        question = logged.sample.question
+        assert question is not None  # only samples that carry their question are read
+        if logged.outcome is Outcome.EXCLUDED:
             excluded += 1
-            continue
-        item = sample.item
-        if sample.error is None and isinstance(item, SuperMemoryItem):
-            items.append(item.model_copy(update={"id": question.id}))
-        elif sample.error is None and item is not None:
-            items.append(SuperMemoryItem.model_validate(
-                {**item.model_dump(), "id": question.id}))
         else:
-            items.append(item_of(question, None, failed=True))
+            items.append(logged.item or item_of(question, None, failed=True))
     return items, excluded
 
 
@@ -532,7 +386,7 @@ def excluded_by_skill(samples: Sequence[LoggedSample]) -> dict[str, int]:
 
 
 def _cell(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+    return number_cell(value, 2, PLAIN_NA)
 
 
 def score_text(card: SuperMemoryScore, predictions: Path) -> list[Table]:
@@ -565,25 +419,11 @@ def score_text(card: SuperMemoryScore, predictions: Path) -> list[Table]:
 
 
 def headline(items: Sequence[SuperMemoryItem]) -> dict[str, float | None]:
-    """Table 2's numbers of per-item records (0-100), equal to the score card's: ``ans_f1``,
-    ``qa_acc`` and ``qa_mrr`` (computed alone: the bootstrap calls this once a resample)."""
-    if not items:
-        return {"ans_f1": None, "qa_acc": None, "qa_mrr": None}
-    correct = rr = 0.0
-    tp = fp = fn = 0
-    for item in items:
-        ranking = item.ranking
-        correct += item.status == "correct"
-        rr += reciprocal_rank(ranking, item.gold, len(item.option_types) or 4)
-        # answered: a valid answer other than the abstain option; invalid: the wrong decision
-        answered = (not item.answerable) if not ranking else \
-            item.option_types[ranking[0]] != ABSTAIN
-        tp += item.answerable and answered
-        fp += answered and not item.answerable
-        fn += item.answerable and not answered
-    n = len(items)
-    f1 = 100.0 * 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
-    return {"ans_f1": f1, "qa_acc": 100.0 * correct / n, "qa_mrr": 100.0 * rr / n}
+    """Table 2's numbers of per-item records (0-100): ``ans_f1``, ``qa_acc`` and ``qa_mrr``,
+    the one computation of them (``aggregate`` takes its card's from here; the bootstrap calls
+    this once a resample)."""
+    return {"ans_f1": _f1(binary_f1([i.answerable for i in items], _decisions(items))),
+            "qa_acc": _acc(items), "qa_mrr": _mrr(items)}
 
 
 def skill_number(skill: str) -> str:
@@ -635,3 +475,20 @@ def scoring_rules(vague_weight: float = DEFAULT_VAGUE_WEIGHT) -> dict[str, str]:
         "vague_weight": f"{vague_weight:g}",
         "std": "sample (n-1) over persons / videos",
     }
+
+
+SCORING = BenchmarkScoring(
+    item=SuperMemoryItem,
+    score_predictions=score_predictions,
+    scores_from_log=scores_from_log,
+    score_text=score_text,
+    summary_rows=summary_rows,
+    headline=headline,
+    cluster_of=cluster_of,
+    item_correct=item_correct,
+    items_from_log=items_from_log,
+    items_from_predictions=items_from_predictions,
+    data_files=data_files,
+    data_media=data_media,
+    scoring_rules=scoring_rules,
+)

@@ -1,8 +1,9 @@
 """The ``supermemory_answer`` scorer: the reply's ranking per question (the text rule of
 ``m3kit.metrics.ranking.parse_ranking``), Table 2's numbers as the task's metrics.
 
-Each score's metadata is one ``SuperMemoryItem`` (the ranking, the gold, the option types, the
-skill, person and video): all ``score.aggregate`` and ``score.scores_from_log`` need.
+Each score's metadata is one ``SuperMemoryItem`` (``item.py``: the ranking, the gold, the option
+types, the skill, person and video): all ``score.aggregate`` and ``score.scores_from_log``
+need.
 """
 
 from __future__ import annotations
@@ -12,13 +13,10 @@ from typing import TYPE_CHECKING
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 
+from m3kit.benchmarks.once_per_scores import OncePerScores
+from m3kit.benchmarks.supermemory.item import SuperMemoryItem, item_of
 from m3kit.benchmarks.supermemory.prompt import TRANSCRIPT_META
-from m3kit.benchmarks.supermemory.score import (
-    SuperMemoryItem,
-    SuperMemoryScore,
-    aggregate,
-    item_of,
-)
+from m3kit.benchmarks.supermemory.score import SuperMemoryScore, aggregate
 from m3kit.metrics.ranking import parse_ranking
 from m3kit.schema import MEDIA_FAILURE, read_record, sample_question
 
@@ -39,9 +37,13 @@ def _card(scores: list[SampleScore]) -> SuperMemoryScore:
     return aggregate(items)
 
 
+# the scorer's metrics read one card per list of scores (``OncePerScores``)
+_CARD = OncePerScores(_card)
+
+
 def _number(key: str) -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        value = getattr(_card(scores), key)
+        value = getattr(_CARD(scores), key)
         return float("nan") if value is None else float(value)
 
     return compute

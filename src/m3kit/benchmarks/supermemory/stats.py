@@ -133,9 +133,9 @@ def stats_tables(stats: DatasetStats) -> list[Table]:
               f"{stats.n_videos} question videos, {stats.answerable or 0:.1f}% answerable",
         columns=["skill", "n", "share %", "answerable %", "spans", "evidence s",
                  "median s"],
-        rows=[[k.replace("_", " "), v.n, *(_shown(x) for x in (v.share, v.answerable, v.evidence_count_mean,
-                                              v.evidence_seconds_mean,
-                                              v.evidence_seconds_median))]
+        rows=[[k.replace("_", " "), v.n,
+               *(_shown(x) for x in (v.share, v.answerable, v.evidence_count_mean,
+                                     v.evidence_seconds_mean, v.evidence_seconds_median))]
               for k, v in stats.by_skill.items()],
         caption="spans: evidence spans per question (mean); evidence s: their total duration "
                 "(mean, median)")

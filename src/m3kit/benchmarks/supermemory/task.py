@@ -9,9 +9,9 @@ Task args (``-T``):
   moment (default 32, as Video-RAG's 32 frames in seed 003 §4.2); the session's transcript up
   to that moment goes with them as text;
 - ``transcript_tokens``: the most that text may be, in estimated tokens (default
-  ``DEFAULT_TRANSCRIPT_TOKENS``, 8000; ``m3kit.memory.context.estimated_tokens``): the lines heard last
-  before the question that fit; what was cut is noted per sample (``TRANSCRIPT_META``) and
-  the budget is on the card's ``settings``;
+  ``DEFAULT_TRANSCRIPT_TOKENS``, 8000; ``m3kit.memory.context.estimated_tokens``): the lines
+  heard last before the question that fit; what was cut is noted per sample
+  (``TRANSCRIPT_META``) and the budget is on the card's ``settings``;
 - ``blind``: the question and its options alone (the seed's Table 3);
 - ``memory`` (``m3kit eval --memory``) and ``memory_config``: answer through a memory of
   ``m3kit.memory``; the memory key is the person, its events every session's frames (one every
@@ -23,12 +23,17 @@ Task args (``-T``):
 Generation is greedy (temperature 0) unless the command line says otherwise. A sample whose
 inputs cannot be built (whatever the exception) fails alone, never the run (the harness's
 solvers: ``INPUTS_FAILURE``).
+
+The data is loaded once per task: every person's sessions, their transcripts read, are held
+by the task's solver (``timeline.PersonTimelines``), and a sample names its person and session
+by key (its question's ``subject``, ``SESSION_META``), never carrying them. What the loader
+skipped on the way (records, transcript lines and files, sessions left off a timeline) is the
+run's skip record (``SKIPPED_KEY``), each naming file, record and field.
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
@@ -36,7 +41,6 @@ from inspect_ai.solver import solver
 
 from m3kit.benchmarks.supermemory.load import (
     BENCHMARK,
-    Session,
     SuperMemorySet,
     data_files,
     load_supermemory,
@@ -55,19 +59,19 @@ from m3kit.benchmarks.supermemory.score import scoring_rules
 from m3kit.benchmarks.supermemory.scorer import supermemory_answer
 from m3kit.benchmarks.supermemory.timeline import (
     DEFAULT_MEMORY_FPS,
+    PersonTimelines,
     RecentTranscript,
     person_events,
     recent_transcript,
     wall_clock,
 )
-from m3kit.benchmarks.supermemory.transcripts import TranscriptCache
 from m3kit.errors import M3kitError
 from m3kit.harness.card import data_fingerprint, frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
-from m3kit.harness.frames import FramePolicy, image_content, policy_fingerprint
+from m3kit.harness.frames import FramePolicy, policy_fingerprint, selected_frame_images
 from m3kit.harness.sample_state import resolve_memory, timed
 from m3kit.harness.skips import warn_skipped
-from m3kit.harness.solvers import FrameSource, direct_solver, memory_solver
+from m3kit.harness.solvers import FrameSelector, direct_solver, memory_solver
 from m3kit.memory.context import TOKENS_PER_CHAR
 from m3kit.schema import Question
 from m3kit.schema.card import ReproCard
@@ -92,7 +96,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_FRAMES",
-    "SESSIONS_META",
     "SESSION_META",
     "TRANSCRIPT_META",
     "person_key",
@@ -105,8 +108,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_FRAMES = 32  # Video-RAG's frames per question in seed 003 §4.2
-SESSIONS_META = "supermemory_sessions"  # the person's sessions (sample metadata, JSON)
-SESSION_META = "supermemory_session"  # the question's session id
+SESSION_META = "supermemory_session"  # the question's session id (sample metadata)
 
 
 class SuperMemoryTaskError(M3kitError, ValueError):
@@ -118,71 +120,63 @@ def person_key(subject: int | str) -> str:
     return f"person_{subject}"
 
 
+def _subject(question: Question) -> int:
+    return int(question.metadata["subject"])
+
+
 def _to_sample(question: Question, data: SuperMemorySet) -> Sample:
     from inspect_ai.dataset import Sample
 
-    subject = int(question.metadata["subject"])
     return Sample(
         id=question.id,
         input=question_block(question),
         target=question.answer,
         metadata={
             QUESTION_KEY: question.model_dump(mode="json"),
-            MEMORY_KEY: person_key(subject),
+            MEMORY_KEY: person_key(_subject(question)),
             MEDIA_ROOT_KEY: str(data.root) if data.root is not None else None,
             "skill": question.metadata.get("skill"),
             SESSION_META: question.metadata.get("primary_video_id"),
-            SESSIONS_META: [s.model_dump(mode="json") for s in data.sessions.get(subject, [])],
         },
     )
 
 
 def supermemory_dataset(data: SuperMemorySet) -> MemoryDataset:
-    """The loaded questions as inspect samples, in file order."""
+    """The loaded questions as inspect samples, in file order: each names its person and
+    session by key (the sessions themselves are the task's, ``PersonTimelines``)."""
     from inspect_ai.dataset import MemoryDataset
 
     return MemoryDataset([_to_sample(q, data) for q in data.questions], name=BENCHMARK)
 
 
-def _sessions(state: TaskState) -> list[Session]:
-    return [Session.model_validate(s) for s in state.metadata.get(SESSIONS_META) or []]
-
-
-def _question_session(state: TaskState) -> Session | None:
-    wanted = state.metadata.get(SESSION_META)
-    return next((s for s in _sessions(state) if s.video_id == wanted), None)
-
-
-def _recent_transcript(state: TaskState, question: Question, budget_tokens: int,
-                       transcripts: TranscriptCache) -> RecentTranscript | None:
+def _heard_by_question(timelines: PersonTimelines, state: TaskState, question: Question,
+                       budget_tokens: int) -> RecentTranscript | None:
     """What the question session's transcript gives the prompt up to the question, within
-    ``budget_tokens``; ``None`` when there is no session or moment to cut at. Blocking."""
-    root = state.metadata.get(MEDIA_ROOT_KEY)
-    session = _question_session(state)
-    if root is None or session is None or question.time is None:
+    ``budget_tokens``; ``None`` when there is no session or moment to cut at."""
+    session = timelines.session(_subject(question), str(state.metadata.get(SESSION_META)))
+    if session is None or question.time is None:
         return None
-    return recent_transcript(Path(root), session, question.time, budget_tokens, transcripts)
+    return recent_transcript(session, question.time, budget_tokens)
 
 
 @solver
 def supermemory_solver(
+    timelines: PersonTimelines,
     frames: int = DEFAULT_FRAMES,
     blind: bool = False,
     max_side: int | None = None,
     frame_store: str | None = None,
     cache: bool = True,
     transcript_tokens: int = DEFAULT_TRANSCRIPT_TOKENS,
-    transcripts: TranscriptCache | None = None,
 ) -> Solver:
     """The question session's frames and transcript up to the question's moment (the causal
     cut: ``select_frames`` and ``causal_cut``), the transcript's last lines within
     ``transcript_tokens``, then the question and the ranking request; blind: the question
-    alone. ``transcripts``: the run's transcript cache (the loader's)."""
+    alone. ``timelines``: the task's sessions, where a sample finds its session by key."""
     import anyio
 
     policy = FramePolicy(policy="uniform", n=0 if blind else frames, max_side=max_side)
-    source = FrameSource(frame_store, policy=lambda _q: policy)
-    reader = transcripts if transcripts is not None else TranscriptCache()
+    source = FrameSelector(frame_store, policy=lambda _q: policy)
     warned: list[str] = []  # the first question whose transcript was cut: said once a run
 
     async def message(state: TaskState, question: Question,
@@ -193,11 +187,11 @@ def supermemory_solver(
             return direct_text(question, now=None, transcript="", blind=True), 0
         chosen = await timed(record, "frames",
                              source.select(question, state.metadata.get(MEDIA_ROOT_KEY)))
-        images = await timed(record, "frames", image_content(chosen))
+        images = await timed(record, "frames", selected_frame_images(chosen))
         record.frames = [f.path for f in chosen]
         record.frame_times = [f.time for f in chosen]
         heard = await anyio.to_thread.run_sync(
-            lambda: _recent_transcript(state, question, int(transcript_tokens), reader))
+            lambda: _heard_by_question(timelines, state, question, int(transcript_tokens)))
         if heard is not None:
             state.metadata[TRANSCRIPT_META] = heard.model_dump(exclude={"text"})
             if heard.cut and not warned:
@@ -222,37 +216,31 @@ def supermemory_solver(
 
 @solver
 def supermemory_memory_solver(
+    timelines: PersonTimelines,
     memory: str | Memory,
     memory_config: dict[str, Any] | None = None,
     memory_fps: float = DEFAULT_MEMORY_FPS,
     max_side: int | None = None,
     frame_store: str | None = None,
     cache: bool = True,
-    transcripts: TranscriptCache | None = None,
 ) -> Solver:
     """The person's whole timeline goes into ``memory`` once per person (frames of every
     session at ``memory_fps``, transcript lines); the memory answers with the model under
-    evaluation from what was recorded up to the question's moment. ``transcripts``: the run's
-    transcript cache (the loader's)."""
+    evaluation from what was recorded up to the question's moment. ``timelines``: the task's
+    sessions, where a sample finds its person's by key."""
     import anyio
 
     mem = resolve_memory(memory, memory_config, none_hint="leave out --memory",
                          error=SuperMemoryTaskError)
     policy = FramePolicy(policy="fps", fps=memory_fps, n=1, max_side=max_side)
-    source = FrameSource(frame_store, policy=lambda _q: policy)
-    reader = transcripts if transcripts is not None else TranscriptCache()
+    source = FrameSelector(frame_store, policy=lambda _q: policy)
 
-    async def events(state: TaskState, question: Question,
+    async def events(_state: TaskState, question: Question,
                      record: SampleRecord) -> list[MemoryEvent]:
-        root = state.metadata.get(MEDIA_ROOT_KEY)
-        if root is None:
-            raise SuperMemoryTaskError("a memory needs the data folder, not the JSON alone",
-                                       field="data")
-        # what the transcripts skipped is the loader's (one reader): in the run's skip record
-        stream, _ = await timed(record, "frames", anyio.to_thread.run_sync(
-            lambda: person_events(source.store(), Path(root), _sessions(state), policy,
-                                  reader)))
-        return stream
+        # the transcripts were read at load (their skips are the run's skip record)
+        return await timed(record, "frames", anyio.to_thread.run_sync(
+            lambda: person_events(source.store(), timelines.root,
+                                  timelines.person(_subject(question)), policy)))
 
     def prompt(_state: TaskState, question: Question) -> str:
         return memory_text(question, now=wall_clock(question.time)
@@ -288,8 +276,7 @@ def supermemory(
         raise SuperMemoryTaskError(f"memory_fps must be > 0, got {memory_fps}",
                                    field="memory_fps")
     transcript_tokens = _budget(transcript_tokens)
-    transcripts = TranscriptCache()  # the run's: the loader fills it, the solvers read it
-    loaded = load_supermemory(data, transcripts)
+    loaded = load_supermemory(data)
     warn_skipped(logger, "SuperMemory-VQA", loaded.skipped)
     if not loaded.questions:
         raise SuperMemoryTaskError("no usable question", path=loaded.qa_file)
@@ -297,21 +284,20 @@ def supermemory(
         raise SuperMemoryTaskError("give the folder holding data/json/all_qa.json (the JSON "
                                    "alone is enough for m3kit score, not for a run)",
                                    path=data, field="data")
+    timelines = PersonTimelines.of(loaded)  # the task's: every sample refers to it by key
     uses_memory = memory is not None and memory != "none"
     if uses_memory and blind:
         raise SuperMemoryTaskError("a blind run shows no recording, so it takes no memory",
                                    field="memory")
     if uses_memory:
         assert memory is not None
-        chosen = supermemory_memory_solver(memory, memory_config=memory_config,
+        chosen = supermemory_memory_solver(timelines, memory, memory_config=memory_config,
                                            memory_fps=float(memory_fps), max_side=max_side,
-                                           frame_store=frame_store, cache=cache,
-                                           transcripts=transcripts)
+                                           frame_store=frame_store, cache=cache)
     else:
-        chosen = supermemory_solver(frames=int(frames), blind=bool(blind), max_side=max_side,
-                                    frame_store=frame_store, cache=cache,
-                                    transcript_tokens=transcript_tokens,
-                                    transcripts=transcripts)
+        chosen = supermemory_solver(timelines, frames=int(frames), blind=bool(blind),
+                                    max_side=max_side, frame_store=frame_store, cache=cache,
+                                    transcript_tokens=transcript_tokens)
     no_frames = bool(blind) or uses_memory
     card = ReproCard.with_prompt(
         prompt_template(blind=bool(blind), memory=uses_memory),

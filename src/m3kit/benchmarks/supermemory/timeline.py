@@ -1,5 +1,6 @@
 """A person's timeline: every session's frames and transcript lines as memory events on one
-absolute clock (unix seconds), and the question session's transcript up to the question.
+absolute clock (unix seconds), the question session's transcript up to the question, and the
+loaded sessions a task's samples share (``PersonTimelines``).
 
 SuperMemory-VQA asks about days of one person's recordings (seed 003 §3): the memory key is the
 person, and each event is timed at ``session start + its time in the recording`` (a frame at
@@ -8,30 +9,28 @@ cut is not applied here: a memory cuts its items at answer time (``Memory.visibl
 direct prompt cuts the transcript with the same rule (``m3kit.memory.base.causal_cut``) and its
 frames in ``m3kit.harness.frames.select_frames``.
 
-Transcripts are read through a ``TranscriptCache`` (each file parsed once per run, bounded to
-its recording). The direct prompt's transcript (``recent_transcript``) is the lines heard last
+Transcripts were read once, at load (``TimelineSession.lines``): nothing here reads a file but
+the frames. The direct prompt's transcript (``recent_transcript``) is the lines heard last
 before the question that fit a token budget, found by time on the session's lines in time order
-(``SessionLines``), never by turning a whole long transcript into events per question.
+(``TimelineSession.heard``), never by turning a whole long transcript into events per question.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from m3kit.benchmarks.supermemory.load import Session
+from m3kit.benchmarks.supermemory.load import SuperMemorySet, TimelineSession
 from m3kit.benchmarks.supermemory.prompt import transcript_within
-from m3kit.benchmarks.supermemory.transcripts import SpokenLine, TranscriptCache
-from m3kit.errors import M3kitError
+from m3kit.benchmarks.supermemory.transcripts import SpokenLine
 from m3kit.memory.base import MemoryEvent, causal_cut
 from m3kit.memory.context import estimated_tokens
 from m3kit.memory.events import frame_events, merge_events, transcript_events, wall_clock
 from m3kit.perception.base import TranscriptSegment
-from m3kit.schema import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.harness.frames import FramePolicy
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MEMORY_FPS",
+    "PersonTimelines",
     "RecentTranscript",
     "person_events",
     "recent_transcript",
@@ -54,14 +54,14 @@ __all__ = [
 DEFAULT_MEMORY_FPS = 0.1
 
 
-def _dated(events: list[MemoryEvent], session: Session) -> list[MemoryEvent]:
+def _dated(events: list[MemoryEvent], session: TimelineSession) -> list[MemoryEvent]:
     """The events with their wall-clock time as their label and their session named."""
     return [e.model_copy(update={"metadata": {
         **e.metadata, "when": wall_clock(e.time) if e.time is not None else "",
         "session": session.video_id}}) for e in events]
 
 
-def session_frame_events(store: FrameStore, root: Path, session: Session,
+def session_frame_events(store: FrameStore, root: Path, session: TimelineSession,
                          policy: FramePolicy) -> list[MemoryEvent]:
     """The session's frames chosen by ``policy`` over the whole recording, as ``frame``
     events on the absolute clock (none for a transcript-only session). Blocking (decodes)."""
@@ -87,55 +87,58 @@ def _said(line: SpokenLine) -> str:
     return f"{line.person}: {text}" if line.person else text
 
 
-def _segments(root: Path, session: Session, transcripts: TranscriptCache
-              ) -> tuple[list[TranscriptSegment], list[SkippedRecord]]:
-    if session.transcript is None or session.transcript_kind is None:
-        return [], []
-    try:
-        read = transcripts.read(root / session.transcript, session.transcript_kind,
-                                session.duration)
-    except M3kitError as exc:
-        return [], [SkippedRecord.from_error(exc)]
+def session_transcript_events(session: TimelineSession) -> list[MemoryEvent]:
+    """The session's transcript lines (as read at load) as ``transcript`` events on the
+    absolute clock (timed at each line's end; ``"A: words"`` when the speaker is known,
+    ``[sound]`` for sounds)."""
     segments = [TranscriptSegment(start=line.start, end=line.end, text=_said(line))
-                for line in read.lines]
-    return segments, list(read.skipped)
-
-
-def session_transcript_events(root: Path, session: Session,
-                              transcripts: TranscriptCache | None = None,
-                              ) -> tuple[list[MemoryEvent], list[SkippedRecord]]:
-    """The session's transcript lines as ``transcript`` events on the absolute clock (timed at
-    each line's end; ``"A: words"`` when the speaker is known, ``[sound]`` for sounds), and the
-    lines (or the whole file) that could not be read, each named. ``transcripts``: the run's
-    cache (default: a new one, the file read afresh)."""
-    segments, skipped = _segments(root, session, transcripts or TranscriptCache())
+                for line in session.lines]
     events = transcript_events(segments, id_prefix=f"{session.video_id}#speech-",
                                time_offset=session.start)
-    return _dated(events, session), skipped
+    return _dated(events, session)
 
 
-def person_events(store: FrameStore, root: Path, sessions: list[Session],
-                  policy: FramePolicy, transcripts: TranscriptCache | None = None,
-                  ) -> tuple[list[MemoryEvent], list[SkippedRecord]]:
+def person_events(store: FrameStore, root: Path, sessions: Sequence[TimelineSession],
+                  policy: FramePolicy) -> list[MemoryEvent]:
     """All sessions of one person, frames and transcript lines, merged in time order (the
-    memory's stream for the person), and what could not be read. Blocking."""
-    transcripts = transcripts or TranscriptCache()
+    memory's stream for the person). Blocking (decodes frames)."""
     streams: list[list[MemoryEvent]] = []
-    skipped: list[SkippedRecord] = []
     for session in sorted(sessions, key=lambda s: s.start):
         streams.append(session_frame_events(store, root, session, policy))
-        words, lost = session_transcript_events(root, session, transcripts)
-        streams.append(words)
-        skipped += lost
-    return merge_events(*streams), skipped
+        streams.append(session_transcript_events(session))
+    return merge_events(*streams)
 
 
-def transcript_before(root: Path, session: Session, time: float,
-                      transcripts: TranscriptCache | None = None) -> list[MemoryEvent]:
+def transcript_before(session: TimelineSession, time: float) -> list[MemoryEvent]:
     """The question session's transcript lines heard by ``time`` (unix s): the causal cut's
     rule (``causal_cut``) on the session's transcript events."""
-    events, _ = session_transcript_events(root, session, transcripts)
-    return causal_cut(events, time)
+    return causal_cut(session_transcript_events(session), time)
+
+
+class PersonTimelines:
+    """Each person's sessions on the clock, their transcripts as read at load: made once per
+    task from the loaded data and held by its solver, shared by every sample, which names its
+    person (its question's ``subject``) and session (its video id) by key. (A plain object,
+    not a pydantic record: inspect writes a solver's pydantic arguments into the log whole.)"""
+
+    def __init__(self, root: Path, sessions: Mapping[int, Sequence[TimelineSession]]) -> None:
+        self.root = root
+        self._sessions = {subject: list(person) for subject, person in sessions.items()}
+
+    @classmethod
+    def of(cls, data: SuperMemorySet) -> PersonTimelines:
+        """The timelines of data loaded from a folder (``ValueError`` for the JSON alone)."""
+        if data.root is None:
+            raise ValueError("the JSON alone has no timelines: load the data folder")
+        return cls(data.root, data.sessions)
+
+    def person(self, subject: int) -> list[TimelineSession]:
+        """Person ``subject``'s sessions in time order (none when unknown)."""
+        return self._sessions.get(subject, [])
+
+    def session(self, subject: int, video_id: str) -> TimelineSession | None:
+        """Session ``video_id`` of person ``subject``, if it is on the timeline."""
+        return next((s for s in self.person(subject) if s.video_id == video_id), None)
 
 
 class RecentTranscript(BaseModel):
@@ -164,16 +167,12 @@ class _Heard:
     line: SpokenLine
 
 
-def recent_transcript(root: Path, session: Session, time: float, budget_tokens: int,
-                      transcripts: TranscriptCache) -> RecentTranscript:
+def recent_transcript(session: TimelineSession, time: float,
+                      budget_tokens: int) -> RecentTranscript:
     """The lines of ``session`` heard by ``time`` (unix s) that fit ``budget_tokens``, the last
     heard first before the cut (``prompt.transcript_within``), each as ``[hh:mm:ss] A: words``.
-    Only the lines considered are labelled: the cost is the kept lines', not the file's.
-    ``SuperMemoryError`` when the transcript cannot be read."""
-    if session.transcript is None or session.transcript_kind is None:
-        return RecentTranscript(text="", heard=0, lines=0, tokens=0, budget=budget_tokens)
-    timed = transcripts.on_clock(root / session.transcript, session.transcript_kind,
-                                 session.duration, session.start)
+    Only the lines considered are labelled: the cost is the kept lines', not the file's."""
+    timed = session.heard
     heard = timed.heard_by(time)
 
     def newest_first() -> Iterator[tuple[str, str]]:

@@ -1,40 +1,37 @@
-"""A session's transcript: its lines, read once per run, bounded to its recording, and placed on
+"""A session's transcript: its lines, read once at load, bounded to its recording, and placed on
 the person's clock in time order.
 
-``read_transcript`` reads one file (aligned or Whisper) leniently: a bad line is skipped and
-named, among them a line past a day or past the end of the session's video (a time no
-recording has, which would otherwise fail its person's questions at answer time).
-``TranscriptCache`` holds what each file gave, keyed by the file's identity (resolved path,
-size, modification time: a file changed meanwhile is read again). A task makes one; the
-loader fills it while it checks the layout and the solvers read from it, so a transcript is
-parsed once per run, never once per question (a 159 MB transcript took minutes per question).
+``read_transcript`` reads one file (aligned or Whisper) leniently: each line is read by the
+released format's records (``m3kit.schema.supermemory.TranscriptLine`` / ``WhisperSegment``)
+and a bad one is skipped and named, among them a line past a day or past the end of the
+session's video (a time no recording has, which would otherwise fail its person's questions at
+answer time). The loader reads each session's transcript once and keeps its lines with the
+session (``load.TimelineSession``); a task's samples share them, so a transcript is never
+parsed per question (a 159 MB transcript took minutes per question).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 from bisect import bisect_right
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from m3kit.benchmarks.supermemory.fields import (
     SPAN_SLACK_S,
     RecordSkip,
     SuperMemoryError,
-    as_local_seconds,
-    as_text,
+    record_skip,
 )
 from m3kit.schema import SkippedRecord
+from m3kit.schema.supermemory import TranscriptLine, WhisperSegment
 
 __all__ = [
     "SessionLines",
     "SpokenLine",
-    "TranscriptCache",
     "TranscriptFile",
     "TranscriptKind",
     "read_transcript",
@@ -64,29 +61,48 @@ class TranscriptFile(BaseModel):
 
     lines: list[SpokenLine] = Field(default_factory=list)
     skipped: list[SkippedRecord] = Field(default_factory=list)
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+def _spoken(entry: object, kind: TranscriptKind, duration: float | None) -> SpokenLine | None:
+    """``entry`` as a line (``None``: blank text, nothing heard); ``RecordSkip`` names what is
+    wrong with it."""
+    if not isinstance(entry, Mapping):
+        raise RecordSkip("", "not an object")
+    try:
+        read = (TranscriptLine if kind == "aligned" else WhisperSegment).model_validate(entry)
+    except ValidationError as exc:
+        raise record_skip(exc) from None
+    if duration is not None and read.end > duration + SPAN_SLACK_S:
+        raise RecordSkip("end", f"ends at {read.end:g} s, past the end of its video "
+                                f"({duration:g} s)")
+    if not read.text.strip():
+        return None  # nothing was heard: no line, and nothing wrong with the file
+    if isinstance(read, TranscriptLine):
+        return SpokenLine(start=read.start, end=read.end, text=read.text.strip(),
+                          person=read.person, kind=read.kind)
+    # a Whisper file's ``speaker`` is a diarisation label, not one of the questions' people
+    return SpokenLine(start=read.start, end=read.end, text=read.text.strip(), kind=read.kind)
 
 
 def read_transcript(path: str | Path, kind: TranscriptKind = "aligned",
-                    duration: float | None = None,
-                    ) -> tuple[list[SpokenLine], list[SkippedRecord], dict[str, Any]]:
+                    duration: float | None = None) -> TranscriptFile:
     """The lines of a transcript file (seconds from the recording's start, in file order),
-    the lines skipped (each named: no start/end, a time past a day, an end before its start,
-    an end more than ``SPAN_SLACK_S`` past the video's ``duration`` when it is given, text that
-    is not text; a line of blank text is no line), and the file's ``metadata`` object. The
-    aligned file keeps ``person`` (``User``, ``A``...); a Whisper file's ``speaker`` is dropped
-    (its diarisation labels are not the questions' people). ``SuperMemoryError`` when the file
-    is not a transcript at all."""
+    the lines skipped (each named: what the format's records refuse, an end more than
+    ``SPAN_SLACK_S`` past the video's ``duration`` when it is given; a line of blank text is no
+    line), and the file's ``metadata`` object. The aligned file keeps ``person`` (``User``,
+    ``A``...); a Whisper file's ``speaker`` is dropped. ``SuperMemoryError`` when the file is
+    not a transcript at all."""
     file = Path(path)
     try:
         data = json.loads(file.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SuperMemoryError(f"not a readable JSON transcript ({type(exc).__name__})",
                                path=file) from None
-    meta: dict[str, Any] = {}
+    meta: dict[str, JsonValue] = {}
     if isinstance(data, Mapping):
-        meta = dict(data.get("metadata") or {}) if isinstance(data.get("metadata"),
-                                                              Mapping) else {}
+        if isinstance(data.get("metadata"), Mapping):
+            meta = dict(data["metadata"])
         entries = data.get("transcript", data.get("segments"))
     else:
         entries = data
@@ -97,27 +113,14 @@ def read_transcript(path: str | Path, kind: TranscriptKind = "aligned",
     skipped: list[SkippedRecord] = []
     for n, entry in enumerate(entries):
         try:
-            if not isinstance(entry, Mapping):
-                raise RecordSkip("", "not an object")
-            start = as_local_seconds(entry.get("start"), "start")
-            end = as_local_seconds(entry.get("end"), "end")
-            if end < start:
-                raise RecordSkip("end", f"ends ({end:g} s) before it starts ({start:g} s)")
-            if duration is not None and end > duration + SPAN_SLACK_S:
-                raise RecordSkip("end", f"ends at {end:g} s, past the end of its video "
-                                        f"({duration:g} s)")
-            if isinstance(entry.get("text"), str) and not entry["text"].strip():
-                continue  # nothing was heard: no line, and nothing wrong with the file
-            text = as_text(entry.get("text"), "text").strip()
+            line = _spoken(entry, kind, duration)
         except RecordSkip as skip:
             skipped.append(SkippedRecord.at(file, f"transcript[{n}]", skip.reason,
                                             skip.field or None))
             continue
-        person = entry.get("person") if kind == "aligned" else None
-        lines.append(SpokenLine(start=start, end=end, text=text,
-                                person=str(person) if person not in (None, "") else None,
-                                kind=str(entry.get("kind") or "speech")))
-    return lines, skipped, meta
+        if line is not None:
+            lines.append(line)
+    return TranscriptFile(lines=lines, skipped=skipped, meta=meta)
 
 
 class SessionLines:
@@ -134,46 +137,3 @@ class SessionLines:
     def heard_by(self, time: float) -> int:
         """How many lines were heard by ``time`` (unix s): the first ones of ``lines``."""
         return bisect_right(self.times, time)
-
-
-# a file by identity (resolved path, size, modification time), how it is read, its video's length
-_Key = tuple[str, int, int, str, float | None]
-
-
-class TranscriptCache:
-    """Each transcript file read once (see the module doc); safe to share between threads."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._files: dict[_Key, TranscriptFile] = {}
-        self._clocked: dict[tuple[_Key, float], SessionLines] = {}
-
-    def _read(self, path: Path, kind: TranscriptKind, duration: float | None,
-              ) -> tuple[_Key, TranscriptFile]:
-        try:
-            found = os.stat(path)
-        except OSError as exc:
-            raise SuperMemoryError(f"cannot be read: {exc.strerror or exc}", path=path) from None
-        key = (str(path.resolve()), found.st_size, found.st_mtime_ns, kind, duration)
-        if key not in self._files:
-            lines, skipped, meta = read_transcript(path, kind, duration)
-            self._files[key] = TranscriptFile(lines=lines, skipped=skipped, meta=meta)
-        return key, self._files[key]
-
-    def read(self, path: str | Path, kind: TranscriptKind,
-             duration: float | None = None) -> TranscriptFile:
-        """The file as ``read_transcript(path, kind, duration)`` reads it (``duration``: its
-        video's, ``None`` for a transcript-only session). ``SuperMemoryError`` when it is not
-        a transcript at all."""
-        with self._lock:
-            return self._read(Path(path), kind, duration)[1]
-
-    def on_clock(self, path: str | Path, kind: TranscriptKind, duration: float | None,
-                 start: float) -> SessionLines:
-        """``read``'s lines placed on the person's clock from ``start`` (unix s), in time
-        order."""
-        with self._lock:
-            key, read = self._read(Path(path), kind, duration)
-            if (key, start) not in self._clocked:
-                self._clocked[(key, start)] = SessionLines(read.lines, start)
-            return self._clocked[(key, start)]

@@ -16,11 +16,12 @@ video or subtitles could not be read are excluded from a run's numbers and named
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from m3kit.benchmarks.figures import pyplot
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
 from m3kit.benchmarks.videomme_v2.score import (
     VideoMMEv2Score,
     incomplete_note,
@@ -36,8 +37,8 @@ from m3kit.schema.evallog import (
 )
 from m3kit.schema.report import ReportSection, Table
 
-__all__ = ["BENCHMARK", "RADAR_FIGURE", "Run", "leaderboard_table", "radar", "run_settings",
-           "runs_from", "sections", "system_label"]
+__all__ = ["BENCHMARK", "RADAR_FIGURE", "REPORTING", "Run", "leaderboard_table", "radar",
+           "run_settings", "runs_from", "sections", "system_label"]
 
 BENCHMARK = "videomme_v2"
 RADAR_FIGURE = "videomme_v2_radar_second_head.png"
@@ -141,7 +142,7 @@ def _ordered_rows(runs: Sequence[Run]) -> list[tuple[str, str, Run | None, Run |
         first = next(i for i, k in enumerate(keys) if base(k[0]) == base(key[0]))
         return first, int(key[0].endswith(NO_FRAMES)) + 2 * int(key[0].endswith(BLIND))
 
-    rows = []
+    rows: list[tuple[str, str, Run | None, Run | None]] = []
     for key in sorted(keys, key=order):
         by_mode = table[key]
         without = by_mode.get("none")
@@ -240,25 +241,13 @@ def radar(runs: Sequence[Run], path: Path) -> Path | None:
     return path
 
 
-def _interval_tables(logged: Sequence[LoggedRun], runs: Sequence[Run]) -> list[Table]:
-    """The headline numbers as ``value [lo, hi]``, one column per run (``runs``: the scored
-    ``logged``, in its order)."""
-    from m3kit.benchmarks.intervals import interval_table
-    from m3kit.benchmarks.videomme_v2 import BENCHMARK as DECLARED
-
-    names = {id(run): scored.name for run, scored in zip(logged, runs, strict=True)}
-    table = interval_table(DECLARED, logged, lambda run: names[id(run)])
-    return [table] if table is not None else []
-
-
-def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
-             cards: Mapping[str, Any] | None = None,
-             humans: Mapping[str, Any] | None = None) -> list[ReportSection]:
-    """The Video-MME-v2 section of ``m3kit report``; writes the radar PNG into ``out_dir``."""
-    runs = runs_from(logged)
+def sections(inputs: ReportInputs) -> list[ReportSection]:
+    """The Video-MME-v2 section of ``m3kit report``; writes the radar PNG into
+    ``inputs.out_dir``."""
+    runs = runs_from(inputs.runs)
     if not runs:
         return []
-    figure = radar(runs, Path(out_dir) / RADAR_FIGURE)
+    figure = radar(runs, Path(inputs.out_dir) / RADAR_FIGURE)
     notes = [BUG_NOTE]
     for run in runs:
         cut = incomplete_note(run.score, run.name)
@@ -272,7 +261,10 @@ def sections(logged: Sequence[LoggedRun], out_dir: Path, *,
         benchmark=BENCHMARK,
         title="Video-MME-v2",
         tables=[leaderboard_table(runs), details_table(runs), heads_table(runs, "second_head"),
-                heads_table(runs, "third_head"), *_interval_tables(logged, runs)],
+                heads_table(runs, "third_head")],
         figures=[figure.name] if figure is not None else [],
         notes=notes,
     )]
+
+
+REPORTING = BenchmarkReporting(sections=sections, system_label=system_label)

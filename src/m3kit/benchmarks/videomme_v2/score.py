@@ -19,7 +19,6 @@ metrics, ``scores_from_log`` (the report) and ``m3kit eval``'s table score the s
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,13 +27,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from m3kit.benchmarks.logged import Outcome, logged_items
+from m3kit.benchmarks.protocol import BenchmarkScoring
+from m3kit.benchmarks.videomme_v2 import BENCHMARK
+from m3kit.benchmarks.videomme_v2.item import (
+    GroupFields,
+    QuestionOutcome,
+    VideoMMEv2Item,
+    group_fields,
+    outcome_of,
+)
 from m3kit.benchmarks.videomme_v2.load import (
     GroupInfo,
     VideoMMEv2Set,
+    data_files,
+    data_media,
     load_videomme_v2,
-    read_predictions,
 )
-from m3kit.metrics.extraction import extract_answer
+from m3kit.benchmarks.videomme_v2.predictions import read_predictions
 from m3kit.metrics.groups import (
     GROUP_SIZE,
     GroupStructure,
@@ -44,28 +54,22 @@ from m3kit.metrics.groups import (
     relevance_linear_score,
 )
 from m3kit.schema import (
-    MEDIA_FAILURE,
     LoggedSample,
     PredictionsCard,
     Question,
-    ScoreItem,
     SkippedRecord,
     match_predictions,
 )
 from m3kit.schema.evallog import mean_cost
-from m3kit.schema.report import Table, cost_cell, number_cell
+from m3kit.schema.report import PLAIN_NA, Table, cost_cell, number_cell
 
 __all__ = [
-    "GROUP_META",
     "LEADERBOARD_KEYS",
-    "GroupFields",
+    "SCORING",
     "GroupOutcome",
-    "QuestionOutcome",
-    "VideoMMEv2Item",
     "VideoMMEv2Score",
     "aggregate",
     "cluster_of",
-    "group_fields",
     "groups_from_questions",
     "headline",
     "incomplete_note",
@@ -88,29 +92,6 @@ LEADERBOARD_KEYS = (
     "logic_score", "avg_acc", "non_lin_over_avg_acc", "n_failed_extraction", "second_head",
     "third_head",
 )
-
-
-class QuestionOutcome(BaseModel):
-    """How one question went: ``correct`` / ``incorrect``; ``invalid`` (no letter could be
-    extracted from the reply, or there was no reply); ``failed`` (the sample got no answer;
-    ``reason`` says why, and a ``media: ...`` reason makes it *excluded*)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    status: str
-    letter: str | None = None
-    reason: str = ""
-
-    @property
-    def correct(self) -> bool:
-        return self.status == "correct"
-
-    @property
-    def excluded(self) -> bool:
-        """Its video or subtitles could not be read: left out, never scored wrong (as M3Eval
-        excludes such a sample: status ``failed``, reason ``MEDIA_FAILURE``)."""
-        return self.status == "failed" and self.reason.startswith(MEDIA_FAILURE)
 
 
 class GroupOutcome(BaseModel):
@@ -253,15 +234,6 @@ def aggregate(
     )
 
 
-def outcome_of(question: Question, reply: str | None) -> QuestionOutcome:
-    """The official extraction applied to ``reply`` (``None``: no reply at all)."""
-    letter = extract_answer(reply)
-    if letter is None:
-        return QuestionOutcome(id=question.id, status="invalid")
-    status = "correct" if letter == question.answer else "incorrect"
-    return QuestionOutcome(id=question.id, status=status, letter=letter)
-
-
 def score_outputs(data: VideoMMEv2Set, predictions: Mapping[str, str]) -> VideoMMEv2Score:
     """Score raw replies (``question_id -> text``, from any harness) against ``data``.
 
@@ -296,8 +268,8 @@ def score_predictions(data: Path, predictions: Path) -> VideoMMEv2Score:
     return card.with_skips(skipped, card.unmatched_ids, notes)
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+def _cell(value: float | None) -> str:
+    return number_cell(value, 2, PLAIN_NA)
 
 
 def score_text(card: VideoMMEv2Score, predictions: Path) -> list[Table]:
@@ -307,13 +279,13 @@ def score_text(card: VideoMMEv2Score, predictions: Path) -> list[Table]:
                  columns=["metric", "score"], rows=[])
     for key in ("total", "level_1", "level_2", "level_3", "relevance_score",
                 "relevance_linear_score", "logic_score", "avg_acc", "non_lin_over_avg_acc"):
-        main.rows.append([key, _number(getattr(card, key))])
+        main.rows.append([key, _cell(getattr(card, key))])
     main.rows.append(["n_failed_extraction", str(card.n_failed_extraction)])
     tables = [main]
     for title, heads in (("second head", card.second_head), ("third head", card.third_head)):
         if heads:
             tables.append(Table(title=title, columns=["name", "score"],
-                                rows=[[name, _number(value)] for name, value in heads.items()]))
+                                rows=[[name, _cell(value)] for name, value in heads.items()]))
     return tables
 
 
@@ -333,11 +305,7 @@ def groups_from_questions(questions: Iterable[Question]) -> tuple[list[GroupInfo
             incomplete.append(gid)
             continue
         last = by_pos[GROUP_SIZE]
-        gtype = GroupType(last.group.type)  # type: ignore[union-attr]
-        structure = (
-            GroupStructure(last.group.structure)  # type: ignore[union-attr]
-            if gtype is GroupType.LOGIC else None
-        )
+        gtype, structure = _group_kind(group_fields(last))
         groups.append(GroupInfo(
             id=gid, type=gtype, structure=structure,
             level=last.metadata.get("level"), second_head=last.metadata.get("second_head"),
@@ -347,27 +315,36 @@ def groups_from_questions(questions: Iterable[Question]) -> tuple[list[GroupInfo
     return groups, incomplete
 
 
+def _group_kind(fields: GroupFields) -> tuple[GroupType, GroupStructure | None]:
+    """A group's type, and its structure where it is a logic group (from its last question's
+    fields)."""
+    gtype = GroupType(fields.type or "")  # no type: ValueError, as for an unknown one
+    return gtype, GroupStructure(fields.structure or "") if gtype is GroupType.LOGIC else None
+
+
 def _logged_outcomes(
     samples: Sequence[LoggedSample],
 ) -> tuple[list[Question], dict[str, QuestionOutcome]]:
-    """The questions of a run's samples and each one's outcome; inspect's own error (or no
-    score) is a failure, never an exclusion."""
+    """The questions of a run's samples (those that carry one) and each one's outcome
+    (``m3kit.benchmarks.logged``): a sample whose media could not be read is excluded (its
+    group left out); inspect's own error, or no score, is a failure, never an exclusion."""
     questions: list[Question] = []
     outcomes: dict[str, QuestionOutcome] = {}
-    for sample in samples:
-        question = sample.question
-        if question is None:
-            continue
+    for logged in logged_items([s for s in samples if s.question is not None], VideoMMEv2Item,
+                               BENCHMARK.failures):
+        question = logged.sample.question
+        assert question is not None  # only samples that carry their question are read
         questions.append(question)
-        item = sample.item
-        if sample.error is None and item is not None:
-            status, reason = item.status, sample.explanation
+        item = logged.item
+        if logged.outcome is Outcome.EXCLUDED:
+            outcome = QuestionOutcome(id=question.id, status="failed",
+                                      reason=logged.sample.reason)
+        elif item is None:
+            outcome = QuestionOutcome(id=question.id, status="failed", reason="error")
         else:
-            status, reason = "failed", "error"
-        outcomes[question.id] = QuestionOutcome(
-            id=question.id, status=str(status), letter=getattr(item, "letter", None),
-            reason=reason or "",
-        )
+            outcome = QuestionOutcome(id=question.id, status=item.status, letter=item.letter,
+                                      reason=logged.sample.explanation or "")
+        outcomes[question.id] = outcome
     return questions, outcomes
 
 
@@ -428,52 +405,6 @@ def scoring_rules() -> dict[str, str]:
         "logic": "first-error truncation",
         "unreadable media": "whole group excluded",
     }
-
-
-# -- the per-item record the scorer writes and this module reads back --------------------
-
-GROUP_META = "videomme_v2"  # the sample- and score-metadata entry holding the group fields
-
-
-class GroupFields(BaseModel):
-    """A question's place in its group and the group's labels."""
-
-    model_config = ConfigDict(frozen=True)
-
-    group: str | None = None
-    position: int | None = None
-    type: str | None = None
-    structure: str | None = None
-    level: int | str | None = None
-    second_head: str | None = None
-    third_head: str | None = None
-
-
-class VideoMMEv2Item(ScoreItem):
-    """One scored Video-MME-v2 answer, as ``videomme_v2_answer`` stores it."""
-
-    letter: str | None = None
-    role: str | None = None
-    videomme_v2: GroupFields = GroupFields()
-
-    def parsed_answer(self) -> str | None:
-        """The option letter read from the reply (``None`` when none was stated)."""
-        return self.letter
-
-
-def group_fields(question: Question) -> GroupFields:
-    """The group fields of a loaded question."""
-    group = question.group
-    return GroupFields(
-        group=group.id if group else None,
-        position=group.position if group else None,
-        type=group.type if group else None,
-        structure=group.structure if group else None,
-        level=question.metadata.get("level"),
-        second_head=question.metadata.get("second_head"),
-        third_head=question.metadata.get("third_head"),
-    )
-
 
 
 # -- per-item records and the headline numbers (confidence intervals, paired comparisons) ---
@@ -551,8 +482,7 @@ def headline(items: Sequence[VideoMMEv2Item]) -> dict[str, float | None]:
         if any(len(members) != copies for members in positions.values()):
             continue
         last = positions[GROUP_SIZE][0].videomme_v2
-        gtype = GroupType(last.type)
-        structure = GroupStructure(last.structure) if gtype is GroupType.LOGIC else None
+        gtype, structure = _group_kind(last)
         level = _level(last.level)
         for copy in range(copies):
             correct = tuple(positions[p][copy].status == "correct"
@@ -570,3 +500,20 @@ def headline(items: Sequence[VideoMMEv2Item]) -> dict[str, float | None]:
         "level_3": _mean(by_level[3]),
         "avg_acc": 100.0 * n_correct / n_questions if n_questions else None,
     }
+
+
+SCORING = BenchmarkScoring(
+    item=VideoMMEv2Item,
+    score_predictions=score_predictions,
+    scores_from_log=scores_from_log,
+    score_text=score_text,
+    summary_rows=summary_rows,
+    headline=headline,
+    cluster_of=cluster_of,
+    item_correct=item_correct,
+    items_from_log=items_from_log,
+    items_from_predictions=items_from_predictions,
+    data_files=data_files,
+    data_media=data_media,
+    scoring_rules=scoring_rules,
+)

@@ -9,22 +9,25 @@ labels and the question's group fields (``GroupFields``), which is all the group
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # Imported at run time, not only for type checking: inspect evaluates metric type hints.
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 
-from m3kit.benchmarks.videomme_v2.load import BENCHMARK
-from m3kit.benchmarks.videomme_v2.score import (
+from m3kit.benchmarks.once_per_scores import OncePerScores
+from m3kit.benchmarks.videomme_v2.item import (
     GROUP_META,
     GroupFields,
     QuestionOutcome,
     VideoMMEv2Item,
+    group_fields,
+    outcome_of,
+)
+from m3kit.benchmarks.videomme_v2.load import BENCHMARK
+from m3kit.benchmarks.videomme_v2.score import (
     VideoMMEv2Score,
     aggregate,
-    group_fields,
     groups_from_questions,
-    outcome_of,
     score_groups,
 )
 from m3kit.schema import Question, QuestionGroup, read_record, sample_question
@@ -43,13 +46,14 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+
 def _outcomes(scores: list[SampleScore]) -> tuple[list[Question], dict[str, QuestionOutcome]]:
     """Rebuild just enough of each question (group and labels) to score groups in a metric."""
     questions, outcomes = [], {}
     for s in scores:
         item = VideoMMEv2Item.from_metadata(s.score.metadata)
         fields = item.videomme_v2 if item is not None else GroupFields()
-        if not fields.group:
+        if not fields.group or fields.position is None:
             continue
         qid = str(s.sample_id)
         questions.append(Question(
@@ -65,20 +69,31 @@ def _outcomes(scores: list[SampleScore]) -> tuple[list[Question], dict[str, Ques
     return questions, outcomes
 
 
-def _aggregate_scores(scores: list[SampleScore]) -> VideoMMEv2Score:
+class _Card(NamedTuple):
+    """The group scores of a list of sample scores, and how many groups are incomplete."""
+
+    score: VideoMMEv2Score
+    incomplete: int
+
+
+def _card(scores: list[SampleScore]) -> _Card:
     questions, outcomes = _outcomes(scores)
     groups, incomplete = groups_from_questions(questions)
     if incomplete:
         # inspect also computes metrics over partial results while a run is going: not a warning
         logger.debug("%d incomplete group(s) left out of the group scores", len(incomplete))
-    return aggregate(score_groups(groups, outcomes), outcomes.values())
+    return _Card(aggregate(score_groups(groups, outcomes), outcomes.values()), len(incomplete))
+
+
+# the scorer's metrics read one card per list of scores (``OncePerScores``)
+_CARD = OncePerScores(_card)
 
 
 def _leaderboard_metric(key: str) -> Metric:
     """One number of the aggregate (``total``, ``avg_acc``); NaN before any group is complete."""
 
     def compute(scores: list[SampleScore]) -> float:
-        value = getattr(_aggregate_scores(scores), key)
+        value = getattr(_CARD(scores).score, key)
         return float("nan") if value is None else float(value)
 
     return compute
@@ -101,7 +116,7 @@ def videomme_v2_excluded_groups() -> Metric:
     """Groups left out of every score because their video or subtitles could not be read."""
 
     def compute(scores: list[SampleScore]) -> int:
-        return _aggregate_scores(scores).n_excluded_groups
+        return _CARD(scores).score.n_excluded_groups
 
     return compute
 
@@ -112,7 +127,7 @@ def videomme_v2_incomplete_groups() -> Metric:
     ``--limit`` run): the scores above are over the complete groups only."""
 
     def compute(scores: list[SampleScore]) -> int:
-        return len(groups_from_questions(_outcomes(scores)[0])[1])
+        return _CARD(scores).incomplete
 
     return compute
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
+from m3kit.benchmarks.videomme_v2.item import GROUP_META, group_fields
 from m3kit.benchmarks.videomme_v2.load import (
     BENCHMARK,
     VideoMMEv2Set,
@@ -41,7 +42,7 @@ from m3kit.benchmarks.videomme_v2.prompt import (
     prompt_template,
     question_text,
 )
-from m3kit.benchmarks.videomme_v2.score import GROUP_META, group_fields, scoring_rules
+from m3kit.benchmarks.videomme_v2.score import scoring_rules
 from m3kit.benchmarks.videomme_v2.scorer import videomme_v2_answer
 from m3kit.benchmarks.videomme_v2.subtitles import (
     SubtitleSegment,
@@ -54,11 +55,16 @@ from m3kit.benchmarks.videomme_v2.subtitles import (
 from m3kit.errors import M3kitError
 from m3kit.harness.card import data_fingerprint, frame_policy_card, task_card_metadata
 from m3kit.harness.defaults import task_generate_config
-from m3kit.harness.frames import FramePolicy, SelectedFrame, image_content, policy_fingerprint
+from m3kit.harness.frames import (
+    FramePolicy,
+    SelectedFrame,
+    policy_fingerprint,
+    selected_frame_images,
+)
 from m3kit.harness.sample_state import resolve_memory, timed
 from m3kit.harness.skips import warn_skipped
 from m3kit.harness.solvers import (
-    FrameSource,
+    FrameSelector,
     direct_solver,
     memory_solver,
     source_frame_events,
@@ -154,13 +160,14 @@ def _duration(times: Any) -> float:
     return n * float(times[-1]) / (n - 1)
 
 
-def _select(source: FrameSource, question: Question, policy: FramePolicy,
+def _select(source: FrameSelector, question: Question, policy: FramePolicy,
             root: str | None) -> tuple[list[SelectedFrame], float]:
     from m3kit.harness.frames import select_frames
 
     chosen = select_frames(source.store(), question, policy, root=root, causal=False)
-    times = source.store().index_for(chosen[0].video).times if chosen else []
-    return chosen, _duration(times)
+    if not chosen:
+        return chosen, _duration([])
+    return chosen, _duration(source.store().index_for(chosen[0].video).times)
 
 
 def _policy(frames: int, fps: float | None, blind: bool, max_side: int | None) -> FramePolicy:
@@ -190,7 +197,7 @@ def videomme_v2_solver(
     the model under evaluation; blind: the question alone."""
     mode = _subtitle_mode(subtitles)
     policy = _policy(frames, fps, blind, max_side)
-    source = FrameSource(frame_store, policy=lambda _q: policy)
+    source = FrameSelector(frame_store, policy=lambda _q: policy)
 
     async def message(state: TaskState, question: Question,
                       record: SampleRecord) -> tuple[str | list[Content], int]:
@@ -207,7 +214,7 @@ def videomme_v2_solver(
             ))
         if not blind and mode != "none":
             words = _subtitles(question, root)
-        images = await timed(record, "frames", image_content(chosen))
+        images = await timed(record, "frames", selected_frame_images(chosen))
         record.frames = [f.path for f in chosen]
         record.frame_times = [f.time for f in chosen]
         text = question_text(question, reasoning=reasoning)
@@ -264,7 +271,7 @@ def videomme_v2_memory_solver(
     mem = resolve_memory(memory, memory_config, none_hint="leave out --memory",
                          error=VideoMMEv2TaskError)
     policy = _policy(frames, fps, False, max_side)
-    source = FrameSource(frame_store, policy=lambda _q: policy)
+    source = FrameSelector(frame_store, policy=lambda _q: policy)
 
     async def events(state: TaskState, question: Question,
                      record: SampleRecord) -> list[MemoryEvent]:

@@ -10,8 +10,9 @@ Answer:
 2. retrieve (``retrieve``) a pool of ``top_k * over_fetch`` chunks (the paper: by cosine; here
    by the hybrid first stage, BM25 + dense fused, ``IndexedMemory``), re-rank with α_m
    bonuses, keep ``top_k`` with a session summary and more than one session; then the evidence
-   refines the bias (``bias.evidence_bias``): a question asking for a value whose best-ranked round carries
-   an image or chart with no number in its surrogates needs that visual (an m3kit addition);
+   refines the bias (``bias.evidence_bias``): a question asking for a value whose best-ranked
+   round carries an image or chart with no number in its surrogates needs that visual (an
+   m3kit addition);
 3. Stage 1 — answer from the kept chunks' text surrogates only;
 4. confidence test — escalate when the answer is unreliable (confidence < ``tau``) or the bias
    is unmet (a needed modality has no kept chunk, or the answer rests on none of them; for a
@@ -41,20 +42,17 @@ from m3kit.errors import M3kitError
 from m3kit.media.image import image_available
 from m3kit.media.pdf import render_pdf_page_file
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, checked_k
-from m3kit.memory.context import PromptBuilder, ask_model
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.proctor import bias as biases
 from m3kit.memory.proctor import cascade, surrogates
 from m3kit.memory.proctor.bias import Bias
 from m3kit.memory.proctor.surrogates import BIAS_MODALITIES, Captioner
-from m3kit.memory.retrieval.index import IndexFactory
+from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.schema.media import ImageRef, PdfPageRef
 from m3kit.schema.prediction import Usage
 
 if TYPE_CHECKING:
-    from m3kit.memory.retrieval.hybrid import RetrievalMode
-    from m3kit.memory.retrieval.query import QueryExpander
-    from m3kit.memory.retrieval.rerank import Reranker
+    from m3kit.memory.retrieval.config import RetrievalConfig
     from m3kit.perception.base import TextEmbedder, TextReader
 
 # The released code's defaults: top_k 15, over-fetch x6, α image .20 / pdf .25 /
@@ -72,7 +70,8 @@ class ProctorMemory(IndexedMemory):
     ``bias`` is ``model`` (one call to the answering model, JSON expected, lexical fallback)
     or ``lexical`` (no call). ``max_images`` / ``max_pages`` cap the raw files of Stage 2 (the
     oracle regime's caps). ``ocr`` transcribes uncaptioned and chart images at build time;
-    ``captioner`` captions images shipped without a description.
+    ``captioner`` captions images shipped without a description. ``retrieval``: the first
+    stage's search (``IndexedMemory``).
     """
 
     name = "proctor"
@@ -89,21 +88,13 @@ class ProctorMemory(IndexedMemory):
         bias: str = "model",
         max_images: int = 10,
         max_pages: int = 30,
-        index: str | IndexFactory = "faiss",
         ocr: bool = True,
         reader: TextReader | None = None,
         captioner: Captioner | None = None,
         page_dpi: int = 144,
-        retrieval: RetrievalMode = "hybrid",
-        views: bool = True,
-        rewriting: bool = True,
-        expander: QueryExpander | str | None = None,
-        reranker: Reranker | str | None = None,
-        rerank_depth: int = 30,
+        retrieval: RetrievalConfig | None = None,
     ) -> None:
-        super().__init__(embedder=embedder, index=index, reader=reader, retrieval=retrieval,
-                         views=views, rewriting=rewriting, expander=expander, reranker=reranker,
-                         rerank_depth=rerank_depth)
+        super().__init__(embedder=embedder, reader=reader, retrieval=retrieval)
         if top_k <= 0 or over_fetch < 1:
             raise ValueError("top_k must be positive and over_fetch at least 1")
         if bias not in ("model", "lexical"):
@@ -134,7 +125,7 @@ class ProctorMemory(IndexedMemory):
             "fusion_weights": list(cascade.FUSION_WEIGHTS),
             "max_images": self.max_images,
             "max_pages": self.max_pages,
-            **self.index_config(),
+            **self.search_config(),
             "ocr": self.ocr_config(),
             "captioner": getattr(self.captioner, "name", None) if self.captioner else None,
         }

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from m3kit.errors import M3kitError
-from m3kit.media.image import check_image, image_available
+from m3kit.media.image import check_image, image_available, read_image_rgb
 from m3kit.media.pdf import pdf_page_text
 from m3kit.memory.base import MemoryEvent, MemoryItem
-from m3kit.memory.events import load_rgb, merge_events
+from m3kit.memory.events import merge_events
 from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef, VideoRef
 from m3kit.schema.skipped import SkippedRecord
 
@@ -241,7 +241,7 @@ def _surrogate(
         # OCR only where it adds something: an uncaptioned image, or a chart whose values
         # the caption does not give. Transcribing every photo would multiply the build time.
         if reader is not None and (not caption or _CHART_WORDS.search(caption)):
-            image = load_rgb(media, record=event.id)
+            image = read_image_rgb(media.path, record=event.id)
             ocr = " ".join(line.text for line in reader.read([image])[0])
         chart = is_chart(caption, ocr)
         parts = [caption] if caption else []

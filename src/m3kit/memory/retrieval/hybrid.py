@@ -19,16 +19,29 @@ window dense, window BM25) are fused at equal weight. A
 ranking each, and the rankings take turns (``search``); a scope (the ids of the
 query's time scope, ``query``'s module doc; the sessions a coarse step chose) adds the rankings
 again inside it, at its weight.
+
+The same engine serves the memories that keep their vectors on disk (``videorag``,
+``egorag``): built over indexes already filled (``vectors``, ``lexical``; a ``ShardedIndex``
+for Video-RAG's per-shard search), with a precomputed query ``vector``, and with three settings
+of their released searches: ``min_cosine`` (a dense hit below it is no hit: Video-RAG's
+``rag_threshold``), ``ties`` (``id``: equal scores ordered by id, not by the order the items
+were added, as EgoButler's level rankings are) and ``transient`` items (a level rebuilt at the
+question's cut exists for one search only: its text joins the BM25 index for that search, its
+vector is scored against the query directly). Per-shard and per-level filters are ``allow``
+sets, as the causal cut is.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from m3kit.memory.retrieval.config import RetrievalMode, checked_retrieval
 from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
 from m3kit.memory.retrieval.index import Hit, VectorIndex
 from m3kit.memory.retrieval.lexical import LexicalIndex
@@ -38,36 +51,64 @@ from m3kit.memory.retrieval.views import passages
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder
 
-RetrievalMode = Literal["hybrid", "dense", "lexical"]
-RETRIEVAL_MODES: tuple[str, ...] = ("hybrid", "dense", "lexical")
 # Candidates each retriever contributes to the fusion: deep enough that an item ranked in the
 # middle of both lists still surfaces, cheap at memory scale (exact search, thousands of items).
 FUSION_DEPTH = 100
 # An expansion is a guess about the question; the question itself weighs double.
 EXPANSION_WEIGHT = 0.5
+TieOrder = Literal["index", "id"]
+"""How a ranking orders equal scores: as the indexes return them (insertion order), or by id."""
 
 
-def checked_retrieval(mode: str) -> RetrievalMode:
-    """``mode`` when it is one of ``RETRIEVAL_MODES``, else ``ValueError`` naming them."""
-    if mode not in RETRIEVAL_MODES:
-        raise ValueError(f"unknown retrieval {mode!r}; known: {', '.join(RETRIEVAL_MODES)}")
-    return mode  # type: ignore[return-value]
+@dataclass(frozen=True)
+class TransientItem:
+    """An item that exists for one search only (a level rebuilt at the question's cut): its
+    ``text`` joins the BM25 index for that search, its ``vector`` (unit length; ``None`` for a
+    search that embeds nothing, ``lexical``) is scored against the query directly, not through
+    the vector index (it is not in it)."""
+
+    id: str
+    text: str
+    vector: np.ndarray | None
+
+
+def unit_vector(vector: np.ndarray) -> np.ndarray:
+    """``vector`` divided by its length (a zero vector as it is)."""
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+def _embedded(item: TransientItem) -> np.ndarray:
+    if item.vector is None:
+        raise ValueError(f"transient item {item.id!r} has no vector for a dense search")
+    return item.vector
 
 
 class HybridIndex:
     """A dense index and a BM25 index over the same (id, text) pairs, searched together;
-    with ``view_vectors`` (hybrid mode only), the items' passages and turn windows too."""
+    with ``view_vectors`` (hybrid mode only), the items' passages and turn windows too.
+
+    ``lexical``: a BM25 index already filled with the texts of ``vectors`` (a stored memory's,
+    rebuilt on load); default: an empty one, filled by ``add``. ``min_cosine``: dense hits
+    below it are left out (before the fusion). ``ties``: ``TieOrder``."""
 
     def __init__(self, embedder: TextEmbedder, vectors: VectorIndex, *,
                  mode: RetrievalMode = "hybrid", depth: int = FUSION_DEPTH,
                  c: int = RRF_C,
-                 view_vectors: Callable[[], VectorIndex] | None = None) -> None:
+                 view_vectors: Callable[[], VectorIndex] | None = None,
+                 lexical: LexicalIndex | None = None,
+                 min_cosine: float | None = None,
+                 ties: TieOrder = "index") -> None:
         self.embedder = embedder
         self.vectors = vectors
-        self.lexical = LexicalIndex()
+        self.lexical = lexical if lexical is not None else LexicalIndex()
         self.mode = checked_retrieval(mode)
         self.depth = depth
         self.c = c
+        self.min_cosine = min_cosine
+        self.ties = ties
+        # Transient texts join ``lexical`` for one search: no other search may run meanwhile.
+        self._lexical_lock = threading.Lock()
         self.views = view_vectors is not None and mode == "hybrid"
         if view_vectors is not None and self.views:
             self.passage_vectors = view_vectors()
@@ -92,7 +133,8 @@ class HybridIndex:
             self.lexical.add(kept_ids, kept_texts)
         if self.mode == "lexical":
             return
-        split = {i: passages(t) for i, t in zip(kept_ids, kept_texts)} if self.views else {}
+        split = ({i: passages(t) for i, t in zip(kept_ids, kept_texts, strict=True)}
+                 if self.views else {})
         kept_windows = [windows[n] for n in kept]
         wanted = kept_texts + [p for ps in split.values() for p in ps] + (
             kept_windows if self.views else [])
@@ -113,7 +155,8 @@ class HybridIndex:
         self.window_lexical.add(kept_ids, kept_windows)
 
     def rankings(self, text: str, depth: int, allow: Collection[str] | None,
-                 vector: np.ndarray | None = None) -> list[list[str]]:
+                 vector: np.ndarray | None = None,
+                 transient: Sequence[TransientItem] = ()) -> list[list[str]]:
         """The ranking of each retriever of ``mode`` (and of each view) for ``text``
         (embedded, unless its ``vector`` is given) among ``allow``."""
         out: list[list[str]] = []
@@ -123,13 +166,47 @@ class HybridIndex:
             if self.views:  # an item's dense score is its best passage's (MaxP)
                 out.append(self._best_passages(vector, depth, allow))
             else:
-                out.append([i for i, _ in self.vectors.search(vector, depth, allow=allow)[0]])
+                out.append([i for i, _ in self._dense(vector, depth, allow, transient)])
         if self.mode != "dense":
-            out.append([i for i, _ in self.lexical.search(text, depth, allow=allow)])
+            out.append([i for i, _ in self._lexical(text, depth, allow, transient)])
         if self.views and vector is not None:
             out.append([i for i, _ in self.window_vectors.search(vector, depth, allow=allow)[0]])
             out.append([i for i, _ in self.window_lexical.search(text, depth, allow=allow)])
         return out
+
+    def _dense(self, vector: np.ndarray, depth: int, allow: Collection[str] | None,
+               transient: Sequence[TransientItem] = ()) -> list[Hit]:
+        """The ``depth`` best items among ``allow`` by cosine (the transient ones scored
+        directly), at or above ``min_cosine``."""
+        hits = self.vectors.search(vector, depth, allow=allow)[0]
+        if transient:
+            query = unit_vector(np.asarray(vector, dtype=np.float32).reshape(-1))
+            hits = sorted([*hits, *((t.id, float(_embedded(t) @ query)) for t in transient
+                                    if allow is None or t.id in allow)],
+                          key=lambda hit: -hit[1])
+        hits = self._ordered(hits)[:depth]
+        if self.min_cosine is None:
+            return hits
+        return [hit for hit in hits if hit[1] >= self.min_cosine]
+
+    def _lexical(self, text: str, depth: int, allow: Collection[str] | None,
+                 transient: Sequence[TransientItem] = ()) -> list[Hit]:
+        """The ``depth`` best items among ``allow`` by BM25, the transient texts in the index
+        for this search (so they count in the term statistics, as if stored)."""
+        ids = [t.id for t in transient]
+        with self._lexical_lock:
+            if not ids:
+                return self._ordered(self.lexical.search(text, depth, allow=allow))
+            self.lexical.add(ids, [t.text for t in transient])
+            try:
+                hits = self.lexical.search(text, depth, allow=allow)
+            finally:
+                self.lexical.remove(ids)
+        return self._ordered(hits)
+
+    def _ordered(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` (best first) with equal scores by id when ``ties`` says so."""
+        return sorted(hits, key=lambda hit: (-hit[1], hit[0])) if self.ties == "id" else hits
 
     def _best_passages(self, vector: np.ndarray, depth: int, allow: Collection[str] | None
                        ) -> list[str]:
@@ -145,19 +222,24 @@ class HybridIndex:
         # Enough passages that ``depth`` distinct items surface even when the best items
         # are long (several passages each).
         hits = self.passage_vectors.search(vector, min(count, 4 * depth), allow=allowed)[0]
+        if self.min_cosine is not None:
+            hits = [hit for hit in hits if hit[1] >= self.min_cosine]
         owners = dict.fromkeys(self._owner[p] for p, _ in hits)
         return list(owners)[:depth]
 
     def search(self, query: RetrievalQuery | str, k: int, *,
                allow: Collection[str] | None = None,
                scopes: Sequence[Collection[str]] = (),
-               scope_weights: Sequence[float] | None = None) -> list[Hit]:
+               scope_weights: Sequence[float] | None = None,
+               vector: np.ndarray | None = None,
+               transient: Sequence[TransientItem] = ()) -> list[Hit]:
         """The ``k`` best ids for ``query`` among ``allow``, by fused score (normalised
         reciprocal rank, ``fusion``); each of ``scopes`` (the ids of the query's time scope,
         of the sessions a coarse step chose) is ranked again among itself and fused in with
         its weight in ``scope_weights`` (default 1 each). A single retriever's score is its
         own (cosine or BM25) when ``mode`` is ``dense`` or ``lexical`` and nothing else is
-        fused."""
+        fused. ``vector``: the query text's embedding when the caller has it; ``transient``:
+        items that join this search only (``TransientItem``)."""
         if isinstance(query, str):
             query = RetrievalQuery(text=query)
         if k <= 0:
@@ -165,25 +247,30 @@ class HybridIndex:
         depth = max(k, self.depth)
         allowed = None if allow is None else set(allow)
         if self.mode != "hybrid" and len(query.texts) == 1 and not any(scopes):
-            return self._single(query.text, k, allowed)
-        vector = self.embedder.embed([query.text]) if self.mode != "lexical" else None
+            if self.mode == "lexical":
+                return self._lexical(query.text, k, allowed, transient)
+            if vector is None:
+                vector = self.embedder.embed([query.text])
+            return self._dense(vector, k, allowed, transient)
+        if vector is None and self.mode != "lexical":
+            vector = self.embedder.embed([query.text])
         weighted = zip(scopes, scope_weights or [1.0] * len(scopes), strict=True)
         insides = [(set(s) if allowed is None else set(s) & allowed, w) for s, w in weighted]
         insides = [(s, w) for s, w in insides if s and w > 0]
 
         def fused(text: str, text_vector: np.ndarray | None, extra: Sequence[str] = ()
                   ) -> list[Hit]:
-            lists = self.rankings(text, depth, allowed, text_vector)
+            lists = self.rankings(text, depth, allowed, text_vector, transient)
             weights = [1.0] * len(lists)
             for inside, weight in insides:
-                found = self.rankings(text, depth, inside, text_vector)
+                found = self.rankings(text, depth, inside, text_vector, transient)
                 lists += found
                 weights += [weight] * len(found)
             for expansion in extra:
-                found = self.rankings(expansion, depth, allowed)
+                found = self.rankings(expansion, depth, allowed, None, transient)
                 lists += found
                 weights += [EXPANSION_WEIGHT] * len(found)
-            return reciprocal_rank_fusion(lists, weights=weights, c=self.c)
+            return self._ordered(reciprocal_rank_fusion(lists, weights=weights, c=self.c))
 
         main = fused(query.text, vector, query.expansions)
         if not query.parts:
@@ -196,11 +283,6 @@ class HybridIndex:
         order = list(dict.fromkeys(i for rank in zip_longest(*turns) for i in rank
                                    if i is not None))
         return [(i, (self.c + 1) / (self.c + n)) for n, i in enumerate(order[:k], start=1)]
-
-    def _single(self, text: str, k: int, allow: Collection[str] | None) -> list[Hit]:
-        if self.mode == "dense":
-            return self.vectors.search(self.embedder.embed([text]), k, allow=allow)[0]
-        return self.lexical.search(text, k, allow=allow)
 
     def __len__(self) -> int:
         return max(len(self.vectors), len(self.lexical))

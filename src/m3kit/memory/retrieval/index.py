@@ -92,7 +92,10 @@ class FaissIndex:
                 del self._id_of[label]
             if not labels:
                 return 0
-            return int(self._index.remove_ids(np.asarray(labels, dtype=np.int64)))
+            # faiss's stub gives the C++ signature (an IDSelector); its Python wrapper
+            # (class_wrappers.replacement_remove_ids) takes an array of ids.
+            ids_array = np.asarray(labels, dtype=np.int64)
+            return int(self._index.remove_ids(ids_array))  # type: ignore[arg-type]
 
     def search(
         self, vectors: np.ndarray, k: int, *, allow: Collection[str] | None = None
@@ -106,7 +109,10 @@ class FaissIndex:
                 )
                 if allowed.size == 0:
                     return [[] for _ in range(len(queries))]
-                params = self._faiss.SearchParameters(sel=self._faiss.IDSelectorBatch(allowed))
+                # The stub gives SearchParameters no arguments; faiss's Python wrapper
+                # (class_wrappers.handle_SearchParameters) sets fields from keywords.
+                params = self._faiss.SearchParameters(  # type: ignore[call-arg]
+                    sel=self._faiss.IDSelectorBatch(allowed))
                 k = min(k, int(allowed.size))
             k = min(k, len(self._label_of))
             if k <= 0 or len(queries) == 0:
@@ -195,6 +201,12 @@ def make_index(name: str = "faiss", *, dim: int, **options: Any) -> VectorIndex:
     except KeyError:
         raise ValueError(f"unknown vector index {name!r}; known: {', '.join(INDEXES)}") from None
     return factory(dim, **options)
+
+
+def new_vectors(engine: str | IndexFactory, dim: int) -> VectorIndex:
+    """An empty index for ``dim``-dimensional vectors: of the engine named ``engine``
+    (``make_index``), or made by ``engine``, a factory ``(dim) -> VectorIndex``."""
+    return make_index(engine, dim=dim) if isinstance(engine, str) else engine(dim)
 
 
 def _rows(vectors: np.ndarray, dim: int, count: int | None = None) -> np.ndarray:

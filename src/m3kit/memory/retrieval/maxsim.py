@@ -80,13 +80,14 @@ class MaxSimReranker:
 
         if self._embedder is None:
             source = self._source
-            if source is not None and not isinstance(source, TokenEmbedder):
-                source = source()
-            if not isinstance(source, TokenEmbedder):
+            resolved = (source() if source is not None and not isinstance(source, TokenEmbedder)
+                        else source)
+            if isinstance(resolved, TokenEmbedder):
+                self._embedder = resolved
+            else:
                 from m3kit.perception.embeddings import MiniLMEmbedder
 
-                source = MiniLMEmbedder()
-            self._embedder = source
+                self._embedder = MiniLMEmbedder()
         return self._embedder
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:

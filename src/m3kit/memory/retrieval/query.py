@@ -55,10 +55,9 @@ _NUMBERS = {w: n for n, w in enumerate(
     ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"], start=1)}
 
 _ISO = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b")
-_DAY_MONTH_YEAR = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(?P<year>\d{{4}})\b",
-                             re.IGNORECASE)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b",
-                             re.IGNORECASE)
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE)
 _MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(?P<year>\d{{4}})\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:in|during|of)\s+(?P<year>(?:19|20)\d{2})\b", re.IGNORECASE)
 _DIRECTION = re.compile(r"\b(after|since|before|until|prior to|by)\s*$", re.IGNORECASE)

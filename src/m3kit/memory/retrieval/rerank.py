@@ -7,9 +7,8 @@ model hub at run time), so there are two: ``maxsim`` (``memory/retrieval/maxsim.
 late-interaction score over the token embeddings of the MiniLM that ships in a package, offline)
 and ``ModelReranker``, which asks any inspect model for a listwise ranking (RankGPT's prompt
 shape, Sun et al., EMNLP 2023: numbered passages in, passage numbers best first out).
-``named_reranker`` resolves a configured name: ``maxsim``, else an inspect model's name
-(``reranker_kinds``: each name and the class it builds, as ``m3kit list`` shows them). The
-offline default is *no* reranker.
+``rerankers.named_reranker`` resolves a configured name (it imports both; neither imports it
+back). The offline default is *no* reranker.
 
 ``RerankStage`` runs a reranker over the top ``depth`` candidates and never lets it fail a
 question: a reranker that raises, or replies with no usable ranking, leaves the first stage's
@@ -25,7 +24,7 @@ import json
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from m3kit.errors import M3kitError
@@ -84,7 +83,7 @@ def listwise_prompt(query: str, passages: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def parse_ranking(reply: str, count: int) -> list[int]:
+def parse_passage_numbers(reply: str, count: int) -> list[int]:
     """The passage numbers (1-based, within ``count``) of a reply, in order, once each: a JSON
     list when the reply holds one, else the bracketed or bare numbers it names. Raises
     ``RerankError`` when it names none."""
@@ -138,35 +137,8 @@ class ModelReranker:
                       completion_tokens=output.usage.output_tokens if output.usage else 0)
         if output.error:
             raise RerankError(f"the reranking model failed: {output.error}", field="rerank")
-        order = parse_ranking(output.completion, len(candidates))
+        order = parse_passage_numbers(output.completion, len(candidates))
         return [candidates[n - 1][0] for n in order], usage
-
-
-MAXSIM_RERANKER = "maxsim"  # the configured name of ``MaxSimReranker``
-MODEL_RERANKER = "<inspect model>"
-"""How ``reranker_kinds`` names what any name but ``maxsim`` stands for: that inspect model
-(``openai-api/llamacpp/smollm2``...), asked for a listwise ranking."""
-
-
-def reranker_kinds() -> dict[str, type]:
-    """Each kind of name ``memory_config={reranker: NAME}`` takes, and the class
-    ``named_reranker`` builds for it: ``maxsim``, then ``MODEL_RERANKER`` (any other name)."""
-    from m3kit.memory.retrieval.maxsim import MaxSimReranker  # it imports this module's RerankError
-
-    return {MAXSIM_RERANKER: MaxSimReranker, MODEL_RERANKER: ModelReranker}
-
-
-def named_reranker(name: str, embedder: Callable[[], object] | None = None) -> Reranker:
-    """The reranker a configured name (``memory_config={reranker: NAME}``) stands for:
-    ``maxsim`` (``MaxSimReranker``, fused, over ``embedder()``'s token embeddings when it has
-    them, else its own MiniLM), else ``ModelReranker(name)``."""
-    if name == MAXSIM_RERANKER:
-        from m3kit.memory.retrieval.maxsim import (
-            MaxSimReranker,  # it imports this module's RerankError
-        )
-
-        return MaxSimReranker(embedder)
-    return ModelReranker(name)
 
 
 class RerankStage:

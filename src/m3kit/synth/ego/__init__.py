@@ -23,7 +23,7 @@ from m3kit.synth.ego.suite import (
     default_ego_suite_dir,
     load_ego_suite,
 )
-from m3kit.synth.ego.world import Fact, PersonWorld, Scene, Session, generate_person
+from m3kit.synth.ego.world import Fact, PersonWorld, Scene, SessionScript, generate_person
 
 __all__ = [
     "EGO_MANIFEST",
@@ -35,7 +35,7 @@ __all__ = [
     "PersonWorld",
     "QuestionTruth",
     "Scene",
-    "Session",
+    "SessionScript",
     "TruthSpan",
     "build_ego_suite",
     "default_ego_suite_dir",

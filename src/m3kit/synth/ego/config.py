@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -10,7 +11,7 @@ __all__ = ["EGO_SUITE_VERSION", "EgoSuiteConfig"]
 
 # Bump when generation, rendering or the layout changes what a config produces: suites built
 # before are rebuilt, not reused.
-EGO_SUITE_VERSION = 1
+EGO_SUITE_VERSION: Final = 1  # Final: typed as the literal ``suite.json`` records
 
 
 class EgoSuiteConfig(BaseModel):

@@ -127,8 +127,8 @@ class _Writer:
                   tags: tuple[str, str]) -> list[tuple[str, AskPoint]]:
         same = [a for a in asks if a.video_id == video_id]
         other = [a for a in asks if a.video_id != video_id]
-        return [(tag, self.rng.choice(group)) for tag, group in zip(tags, (same, other))
-                if group]
+        return [(tag, self.rng.choice(group))
+                for tag, group in zip(tags, (same, other), strict=True) if group]
 
     def _day(self, ask: AskPoint, video_id: str) -> str:
         """"today" when asked the same day, else "on Tuesday, March 3"."""

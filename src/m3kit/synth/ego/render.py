@@ -21,7 +21,7 @@ from PIL import Image, ImageDraw
 from m3kit.media.encode import VideoWriter
 from m3kit.synth.draw import Pose, actor_pose, draw_actor, fit_font, layout, scene_background
 from m3kit.synth.ego.vocab import OBJECTS
-from m3kit.synth.ego.world import Scene, Session
+from m3kit.synth.ego.world import Scene, SessionScript
 from m3kit.synth.script import Scene as SceneStyle
 from m3kit.synth.vocab import SCENE_STYLES
 
@@ -46,7 +46,7 @@ _HAND_MOTIONS = ("moves_right", "moves_left", "jumps")
 class SessionDrawer:
     """Draws the frames of one session at ``size × size`` and ``fps``."""
 
-    def __init__(self, session: Session, size: int, fps: float) -> None:
+    def __init__(self, session: SessionScript, size: int, fps: float) -> None:
         self.session = session
         self.size = size
         self.fps = fps
@@ -125,7 +125,8 @@ class SessionDrawer:
         canvas.text((x, y), text, font=font, fill=fill)
 
 
-def render_session(session: Session, path: str | Path, *, size: int, fps: float) -> Path:
+def render_session(session: SessionScript, path: str | Path, *, size: int,
+                   fps: float) -> Path:
     """Encode ``session`` to ``path`` (atomically: the file appears complete or not at all)."""
     drawer = SessionDrawer(session, size, fps)
     path = Path(path)

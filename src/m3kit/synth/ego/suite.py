@@ -49,7 +49,7 @@ from m3kit.schema.supermemory import (
 from m3kit.synth.ego.config import EGO_SUITE_VERSION, EgoSuiteConfig
 from m3kit.synth.ego.questions import QuestionTruth, suite_questions
 from m3kit.synth.ego.render import render_session
-from m3kit.synth.ego.world import PersonWorld, Session, generate_person
+from m3kit.synth.ego.world import PersonWorld, SessionScript, generate_person
 from m3kit.synth.errors import SynthError
 from m3kit.synth.manifest import MANIFEST, read_manifest
 
@@ -237,7 +237,8 @@ def _files(manifest: EgoSuiteManifest) -> list[str]:
     return files
 
 
-def _write_session(root: Path, session: Session, config: EgoSuiteConfig, subject: int) -> None:
+def _write_session(root: Path, session: SessionScript, config: EgoSuiteConfig,
+                   subject: int) -> None:
     if session.has_video:
         render_session(session, root / video_path(subject, session.video_id),
                        size=config.size, fps=config.fps)
@@ -252,7 +253,7 @@ def _write_session(root: Path, session: Session, config: EgoSuiteConfig, subject
                       _whisper(session).model_dump_json(indent=1))
 
 
-def _whisper(session: Session) -> WhisperTranscript:
+def _whisper(session: SessionScript) -> WhisperTranscript:
     """The speech lines under diarisation labels (``SPEAKER_00``...) in order of first voice:
     not the questions' person labels, as in the release; sounds are not transcribed."""
     speakers: dict[str | None, str] = {}

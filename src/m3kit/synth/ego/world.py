@@ -48,7 +48,7 @@ __all__ = [
     "PersonWorld",
     "Scene",
     "SceneKind",
-    "Session",
+    "SessionScript",
     "Span",
     "bus_and_dryer_times",
     "clock_minutes",
@@ -115,8 +115,10 @@ class Fact(BaseModel):
         return min(s.start for s in self.spans)
 
 
-class Session(BaseModel):
-    """One day's recording of a person."""
+class SessionScript(BaseModel):
+    """One day's recording of a person as the suite scripts it: the scenes its video shows
+    and the lines its aligned transcript says (released as files in the released layout by
+    ``suite``; the truth behind them stays in ``suite.json``)."""
 
     model_config = _RECORD
 
@@ -136,13 +138,13 @@ class PersonWorld(BaseModel):
     model_config = _RECORD
 
     subject: int
-    sessions: list[Session]
+    sessions: list[SessionScript]
     facts: list[Fact]
     never_seen_object: str  # an object no session shows (unanswerable questions)
     unused_notes: list[str]  # note kinds no session shows
     unused_triggers: list[str]  # triggers the wearer never states an intention for
 
-    def session(self, video_id: str) -> Session:
+    def session(self, video_id: str) -> SessionScript:
         for s in self.sessions:
             if s.video_id == video_id:
                 return s
@@ -191,7 +193,7 @@ def generate_person(config: EgoSuiteConfig, subject: int) -> PersonWorld:
         triggers=_shuffled(rng, list(TRIGGERS)),
     )
     first_day = FIRST_DAY_UNIX + (subject - 1) * 7 * _DAY
-    sessions: list[Session] = []
+    sessions: list[SessionScript] = []
     facts: list[Fact] = []
     where: dict[str, str] = {}  # object -> place, as the days go by
     for day in range(1, config.sessions + 1):
@@ -201,7 +203,7 @@ def generate_person(config: EgoSuiteConfig, subject: int) -> PersonWorld:
         has_video = not (day == 2 and subject <= config.transcript_only)
         builder = _SessionBuilder(config, rng, video_id, has_video)
         builder.build(pools, where)
-        sessions.append(Session(
+        sessions.append(SessionScript(
             video_id=video_id, subject=subject, day=day, start_unix=float(start),
             duration=config.session_seconds, has_video=has_video, scenes=builder.scenes,
             transcript=sorted(builder.lines, key=lambda line: line.start)))

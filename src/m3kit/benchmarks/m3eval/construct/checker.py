@@ -63,8 +63,9 @@ FailureMode = Literal[
     "memory_interference",
     "source_memory",
 ]
-FAILURE_MODES: tuple[str, ...] = get_args(FailureMode)
-STORYLINE_MODES: tuple[str, ...] = ("source_confusion", "order_disruption", "content_forgetting")
+FAILURE_MODES: tuple[FailureMode, ...] = get_args(FailureMode)
+STORYLINE_MODES: tuple[FailureMode, ...] = (
+    "source_confusion", "order_disruption", "content_forgetting")
 
 _GRID = {"A": (True, True), "B": (False, True), "C": (True, False), "D": (False, False)}
 _STEM = re.compile(
@@ -291,14 +292,16 @@ def _check_order(item: DraftItem, bad: Any) -> None:
     if len(windows) == 2 and _spans_overlap(windows[0][0], windows[0][1] - windows[0][0],
                                             windows[1][0], windows[1][1] - windows[1][0]):
         bad("slot_overlap", "slot 1 and slot 2 overlap in option A")
+    slot1_swapped = _swap(a_text, s1.correct_anchors)
     expected = {
-        "B": _swap(a_text, s1.correct_anchors),
+        "B": slot1_swapped,
         "C": _swap(a_text, s2.correct_anchors),
-        "D": _swap(_swap(a_text, s1.correct_anchors), s2.correct_anchors),
+        "D": (_swap(slot1_swapped, s2.correct_anchors) if slot1_swapped is not None
+              else None),
     }
     where = {"B": "slot 1", "C": "slot 2", "D": "slots 1 and 2"}
-    for letter, text in expected.items():
-        if text is not None and item.options[letter] != text:
+    for letter, swapped in expected.items():
+        if swapped is not None and item.options[letter] != swapped:
             bad("order_swap", f"option {letter} is not A with {where[letter]} swapped in place")
 
 

@@ -50,6 +50,7 @@ from m3kit.benchmarks.m3eval.construct.captions import (
 from m3kit.benchmarks.m3eval.construct.checker import (
     STORYLINE_MODES,
     DraftItem,
+    FailureMode,
     OrderSlot,
     SwapSlot,
     Violation,
@@ -171,7 +172,7 @@ class GenerationReport(BaseModel):
         return None
 
 
-def parse_draft(text: str, mode: str, *, record: str | None = None) -> DraftItem:
+def parse_draft(text: str, mode: FailureMode, *, record: str | None = None) -> DraftItem:
     """The draft in a model reply (strict JSON, one optional markdown fence)."""
     raw = json_object_reply(text, DraftFormatError, record=record)
     design = raw.get("storyline_2x2_design") or {}
@@ -180,7 +181,7 @@ def parse_draft(text: str, mode: str, *, record: str | None = None) -> DraftItem
         slots = {k: slot_type.model_validate(design[k]) for k in ("slot_1", "slot_2")
                  if isinstance(design, dict) and k in design}
         return DraftItem(
-            failure_mode=mode,  # type: ignore[arg-type]
+            failure_mode=mode,
             question=str(raw.get("question") or ""),
             options=raw.get("options") or {},
             option_role_by_letter=raw.get("option_role_by_letter") or {},
@@ -244,7 +245,8 @@ async def generate_questions_async(
     config = config or GenerationConfig()
     root = Path(root)
     plan = load_plan(root)
-    run = _Run(backend=backend, config=config, cache=ResultCache(root / CACHE_DIR, backend_name(backend)),
+    run = _Run(backend=backend, config=config,
+               cache=ResultCache(root / CACHE_DIR, backend_name(backend)),
                progress=progress or _Silent(), limit=asyncio.Semaphore(config.max_connections))
     report = GenerationReport()
     sources = {s.id: s.path for pp in plan.pairs for s in (pp.pair.video1, pp.pair.video2)}
@@ -289,9 +291,9 @@ async def generate_questions_async(
                 video=f"{pp.pair.video1.path} | {pp.pair.video2.path}",
                 checker=f"{why}: no question job of the pair was run"))
     for (pp, job), reply in zip(jobs, replies, strict=True):
-        caps = _pair_captions(pp, captions)
-        if reply is not None and caps is not None:
-            _check_job(job, pp, caps, reply, config, report, reviews, records)
+        pair_caps = _pair_captions(pp, captions)
+        if reply is not None and pair_caps is not None:
+            _check_job(job, pp, pair_caps, reply, config, report, reviews, records)
     nback_lines: list[dict[str, Any]] = []
     for instance, instance_labels in zip(plan.nback, labels, strict=True):
         for i, (c, lab) in enumerate(zip(instance.clips, instance_labels, strict=True)):
@@ -343,11 +345,11 @@ def _pair_captions(
     pair_plan: PairPlan, captions: dict[str, VideoCaptions]
 ) -> dict[str, VideoCaptions] | None:
     """Both videos' captions, or None when one has no usable batch."""
-    caps = {"video1": captions.get(pair_plan.pair.video1.id),
-            "video2": captions.get(pair_plan.pair.video2.id)}
-    if any(c is None or not c.batches for c in caps.values()):
+    video1 = captions.get(pair_plan.pair.video1.id)
+    video2 = captions.get(pair_plan.pair.video2.id)
+    if video1 is None or video2 is None or not video1.batches or not video2.batches:
         return None
-    return caps  # type: ignore[return-value]
+    return {"video1": video1, "video2": video2}
 
 
 # -- model work: concurrent, bounded, persisted --------------------------------------------------
@@ -467,7 +469,7 @@ class _Run:
 class _Job(BaseModel):
     id: str
     folder: str  # released folder
-    mode: str
+    mode: FailureMode
     target: str
     # (condition, probe key) pairs the item is written for; the record fields per condition.
     targets: list[tuple[str, str]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
@@ -19,13 +19,12 @@ from pydantic import BaseModel, Field, ValidationError
 from m3kit.errors import SchemaError
 from m3kit.schema import read_json_lines
 
-__all__ = ["TextEmbedder", "VideoPair", "VideoSource", "load_sources", "pair_by_similarity"]
+if TYPE_CHECKING:
+    from m3kit.perception.base import TextEmbedder
+
+__all__ = ["VideoPair", "VideoSource", "load_sources", "pair_by_similarity"]
 
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov", ".webm", ".avi", ".m4v")
-
-
-class TextEmbedder(Protocol):
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 class VideoSource(BaseModel):

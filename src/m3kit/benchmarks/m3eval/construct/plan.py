@@ -28,16 +28,19 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.m3eval.construct.pairing import (
-    TextEmbedder,
     VideoPair,
     VideoSource,
     pair_by_similarity,
 )
 from m3kit.errors import CompositionError, SchemaError
+
+if TYPE_CHECKING:
+    from m3kit.perception.base import TextEmbedder
 
 __all__ = [
     "INTERFERENCE_ORDERS",

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 ReviewStatus = Literal["accepted", "rejected", "pending"]
-REVIEW_STATUSES: tuple[str, ...] = ("accepted", "rejected", "pending")
+REVIEW_STATUSES: tuple[ReviewStatus, ...] = ("accepted", "rejected", "pending")
 REVIEW_COLUMNS: tuple[str, ...] = (
     "id",
     "status",
@@ -120,7 +120,7 @@ def read_review_items(path: str | Path) -> list[ReviewItem]:
         items.append(
             ReviewItem(
                 id=item_id,
-                status=status,  # type: ignore[arg-type]
+                status=status,
                 paradigm=row.get("paradigm") or "",
                 failure_mode=row.get("failure_mode") or "",
                 video=row.get("video") or "",

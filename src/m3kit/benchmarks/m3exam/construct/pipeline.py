@@ -17,6 +17,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -129,7 +130,8 @@ def _write(path: Path, value: object) -> None:
     atomic_write_text(path, json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
-def _read(path: Path) -> object:
+def _read(path: Path) -> Any:
+    """A JSON file this pipeline wrote (resume); each caller reads it into its records."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -175,8 +177,8 @@ def synthesize(
     # 1. timeline
     timeline_path = out / f"timeline_{spec.name}.json"
     if timeline_path.exists():
-        events = timeline_from_released(_read(timeline_path))  # type: ignore[arg-type]
-        edits += [QCEdit(**e) for e in _read(work / "timeline_qc.json")]  # type: ignore[union-attr]
+        events = timeline_from_released(_read(timeline_path))
+        edits += [QCEdit(**e) for e in _read(work / "timeline_qc.json")]
     else:
         tick("timeline", 0, 1)
         events, timeline_edits = generate_timeline(spec, backend, retries=config.retries)
@@ -190,9 +192,9 @@ def synthesize(
     skipped_path = work / "skipped_documents.json"
     if documents_path.exists():
         raw = _read(documents_path)
-        documents = {int(k): [NumberedDocument(**d) for d in v]  # type: ignore[union-attr]
-                     for k, v in raw.items()}  # type: ignore[union-attr]
-        skipped_documents = [str(x) for x in _read(skipped_path)]  # type: ignore[union-attr]
+        documents = {int(k): [NumberedDocument(**d) for d in v]
+                     for k, v in raw.items()}
+        skipped_documents = [str(x) for x in _read(skipped_path)]
     else:
         documents, skipped_documents = {}, []
         if document_pool:
@@ -209,8 +211,8 @@ def synthesize(
     images_path = work / "images.json"
     if images_path.exists():
         raw = _read(images_path)
-        images = {int(k): [NumberedImage(**im) for im in v]  # type: ignore[union-attr]
-                  for k, v in raw.items()}  # type: ignore[union-attr]
+        images = {int(k): [NumberedImage(**im) for im in v]
+                  for k, v in raw.items()}
     else:
         pool = load_pool(image_pool) if image_pool else []
         tick("images", 0, 1)
@@ -228,8 +230,8 @@ def synthesize(
     pages_dir = work / "pages" if config.document_page_images else None
     plans = plan_rounds(events, dialogue)
     if sessions_path.exists():
-        sessions = [SessionRecord(**s) for s in _read(sessions_path)]  # type: ignore[union-attr]
-        edits += [QCEdit(**e) for e in _read(work / "dialogue_qc.json")]  # type: ignore[union-attr]
+        sessions = [SessionRecord(**s) for s in _read(sessions_path)]
+        edits += [QCEdit(**e) for e in _read(work / "dialogue_qc.json")]
     else:
         rounds_path = work / "rounds.jsonl"
         rounds: list[RoundRecord] = []
@@ -269,7 +271,7 @@ def synthesize(
 
     # 4. question bank (tops up a partial bank)
     question_path = out / "question.json"
-    bank = ([QuestionItem(**q) for q in _read(question_path)]  # type: ignore[union-attr]
+    bank = ([QuestionItem(**q) for q in _read(question_path)]
             if question_path.exists() else [])
     total = sum(config.questions.values())
 

@@ -25,12 +25,12 @@ from m3kit.benchmarks.m3exam.construct.documents import (
     render_pages,
 )
 from m3kit.benchmarks.m3exam.construct.records import (
-    QUESTION_TYPES,
     QuestionDraft,
     QuestionItem,
     RoundRecord,
     SessionRecord,
 )
+from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, QuestionType
 from m3kit.models.backend import BackendRequest, MalformedReplyError, TextBackend, call_json
 
 __all__ = ["Rejection", "Window", "generate_questions", "sample_window", "validate_item"]
@@ -50,7 +50,7 @@ class Window:
     there (``"image"`` or ``"document"``)."""
 
     window_id: str
-    qtype: str
+    qtype: QuestionType
     parts: tuple[tuple[SessionRecord, tuple[RoundRecord, ...]], ...]
     documents: Mapping[str, str] = field(default_factory=dict)
     focus: str | None = None
@@ -97,7 +97,7 @@ def _slice(rng: random.Random, session: SessionRecord, low: int, high: int,
 
 
 def sample_window(
-    qtype: str,
+    qtype: QuestionType,
     sessions: list[SessionRecord],
     rng: random.Random,
     window_id: str,
@@ -212,7 +212,7 @@ def validate_item(draft: QuestionDraft, window: Window) -> QuestionItem:
         if "letter" not in question.lower():
             question = f"{question}\n{_FJ_SUFFIX}"
     return QuestionItem(question=question, answer=answer, label=answer[0],
-                        supporting_facts=",".join(facts), type=qtype)  # type: ignore[arg-type]
+                        supporting_facts=",".join(facts), type=qtype)
 
 
 def generate_questions(

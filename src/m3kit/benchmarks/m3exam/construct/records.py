@@ -13,10 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, QuestionType
+from m3kit.benchmarks.m3exam.load import QuestionType
 
 __all__ = [
-    "QUESTION_TYPES",
     "AuditFlag",
     "AuditReport",
     "EventDraft",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from m3kit.benchmarks.m3exam.construct import prompts
 from m3kit.benchmarks.m3exam.construct.records import (
@@ -18,7 +19,7 @@ from m3kit.models.backend import BackendRequest, TextBackend, call_json
 __all__ = [
     "audit_timeline",
     "generate_timeline",
-    "merge_events",
+    "interleave_by_date",
     "released_timeline",
     "timeline_from_released",
 ]
@@ -49,16 +50,17 @@ def _check_distractors(n: int, first: date, last: date):
     return check
 
 
-def merge_events(core: list[EventDraft], distractors: list[EventDraft]) -> list[TimelineEvent]:
+def interleave_by_date(core: list[EventDraft],
+                       distractors: list[EventDraft]) -> list[TimelineEvent]:
     """Interleave by date (a core event goes before a distractor of the same day) and
     renumber from 1."""
-    tagged = [(e.date, 0, i, e, "core") for i, e in enumerate(core)]
-    tagged += [(e.date, 1, i, e, "distractor") for i, e in enumerate(distractors)]
+    tagged = [(e.date, 0, i, e) for i, e in enumerate(core)]
+    tagged += [(e.date, 1, i, e) for i, e in enumerate(distractors)]
     tagged.sort(key=lambda t: (t[0], t[1], t[2]))
     return [
         TimelineEvent(index=n, description=e.description, query=e.query, date=e.date,
-                      keyword=e.keyword, kind=kind)
-        for n, (_, _, _, e, kind) in enumerate(tagged, 1)
+                      keyword=e.keyword, kind="core" if rank == 0 else "distractor")
+        for n, (_, rank, _, e) in enumerate(tagged, 1)
     ]
 
 
@@ -162,7 +164,7 @@ def generate_timeline(
             list[EventDraft], retries=retries,
             check=_check_distractors(spec.n_distractor_events, core[0].date, core[-1].date),
         )
-    return audit_timeline(spec, merge_events(core, distractors), backend, retries=retries)
+    return audit_timeline(spec, interleave_by_date(core, distractors), backend, retries=retries)
 
 
 def released_timeline(spec: PersonaSpec, events: list[TimelineEvent]) -> list[dict[str, object]]:
@@ -172,8 +174,8 @@ def released_timeline(spec: PersonaSpec, events: list[TimelineEvent]) -> list[di
     return [head, *(e.released() for e in events)]
 
 
-def timeline_from_released(records: list[dict[str, object]]) -> list[TimelineEvent]:
-    """Read back a written timeline (resume)."""
+def timeline_from_released(records: list[dict[str, Any]]) -> list[TimelineEvent]:
+    """Read back a written timeline (resume): its records as parsed JSON."""
     return [
         TimelineEvent(index=int(r["Event_Index"]), description=str(r["Event_Description"]),
                       query=str(r["Query_Description"]),
