@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +30,8 @@ def _fakeserver() -> ModuleType:
     spec = importlib.util.spec_from_file_location("fakeserver", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # dataclasses resolve the module's string annotations through sys.modules
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -13,7 +13,7 @@ Systems:
 - ``bm25``, ``dense``, ``hybrid``: a ``RagMemory`` with ``retrieval`` lexical / dense / hybrid
   (no views) and query rewriting off, over the same items as ``rag`` (frames by their OCR text,
   speech lines); ``hybrid+views``: hybrid with the items' passages and turn windows
-  (``memory/views.py``), rewriting off;
+  (``memory/retrieval/views.py``), rewriting off;
 - ``rag``: ``RagMemory`` as configured by default (hybrid with views, rewriting on);
 - ``videorag``, ``egorag``: the long-video memories in their default (hybrid) retrieval, and
   ``videorag (dense)``, ``egorag (dense)`` as released (cosine only; Video-RAG's 0.3 threshold).

@@ -17,10 +17,10 @@ Systems (each over the same items as ``rag``: rounds and attachment surrogates):
 
 - ``bm25``: SQLite FTS5 BM25 alone; ``dense``: MiniLM cosine alone (``rag`` before hybrid);
 - ``hybrid``: both, reciprocal-rank fused, no time scope; ``hybrid+views``: with the items'
-  passages and turn windows (``memory/views.py``), still no rewriting;
+  passages and turn windows (``memory/retrieval/views.py``), still no rewriting;
 - ``hybrid+maxsim``, ``rag+maxsim``: ``hybrid`` and ``rag`` with the late-interaction reranker
-  (``memory/maxsim.py``, MiniLM token embeddings, offline, fused with the first stage's order)
-  over the top ``--rerank-depth``; ``+maxsim-pure``: MaxSim's order alone;
+  (``memory/retrieval/maxsim.py``, MiniLM token embeddings, offline, fused with the first
+  stage's order) over the top ``--rerank-depth``; ``+maxsim-pure``: MaxSim's order alone;
 - ``hybrid+rerank``: ``hybrid`` with a model reranker (``--rerank-model``, any inspect model;
   skipped without one) over the top ``--rerank-depth``;
 - memories in their default configuration (hybrid with views, rewriting, time scopes):

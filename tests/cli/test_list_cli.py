@@ -146,17 +146,24 @@ def test_plugin_memories_are_listed_with_their_package_and_settings(
     assert {m["name"]: m["package"] for m in data["memories"]}["keyword"] == KEYWORD_PACKAGE
 
 
-def test_a_plugin_that_does_not_load_is_one_line(
+def test_a_plugin_that_does_not_load_is_listed_with_why(
         tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
         capsys) -> None:
-    """No traceback: the error names the entry point and its package."""
+    """No traceback, and the rest is still listed: the broken memory's line names the entry
+    point, its package and why it does not load."""
     root = tmp_path_factory.mktemp("broken")
     monkeypatch.syspath_prepend(str(install([broken_source(root / "broken")], root / "site")))
-    assert main(["list"]) == 2
+    assert catalog().refused_memories == {
+        "broken": (
+            f"memory 'broken' (entry point broken = m3kit_broken_memory:BrokenMemory of "
+            f"package {BROKEN_PACKAGE}) does not load: ModuleNotFoundError: No module named "
+            "'m3kit_missing_dependency'"),
+        "not-a-memory": (
+            f"memory 'not-a-memory' (entry point not-a-memory = json:JSONDecoder of package "
+            f"{BROKEN_PACKAGE}) is the class JSONDecoder, not a Memory subclass or a function "
+            "that returns a Memory")}
+    assert main(["list"]) == 0
     captured = capsys.readouterr()
-    lines = [line for line in captured.err.splitlines() if line.strip()]
-    assert lines == [
-        f"m3kit: error: memory 'broken' (entry point broken = m3kit_broken_memory:BrokenMemory "
-        f"of package {BROKEN_PACKAGE}) does not load: ModuleNotFoundError: No module named "
-        "'m3kit_missing_dependency'"], captured.err
-    assert "Benchmarks" not in captured.out
+    assert captured.err == ""
+    assert "  refused: broken: memory 'broken' (entry point broken =" in captured.out
+    assert "rag" in {m.name for m in catalog().memories}

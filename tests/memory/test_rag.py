@@ -174,3 +174,21 @@ def test_text_and_multimodal_variants_send_what_they_say(embedder, image_events,
     assert sent["rag-text"][0] == sent["rag-mm"][0]
     assert sent["rag-text"][1:] == (0, True)
     assert sent["rag-mm"][1:] == (2, False)
+
+
+def test_the_cosine_gate_reaches_an_indexed_memory(embedder) -> None:
+    """``min_cosine`` gates dense hits in ``rag`` as in ``videorag``: a gate no text clears
+    leaves a dense search with nothing, none leaves every text."""
+    lines = ["the red fox sleeps in its den", "a blue whale swims in the ocean"]
+    events = [MemoryEvent(id=f"line-{n}", kind="text", time=float(n), text=text)
+              for n, text in enumerate(lines)]
+
+    def found(gate: float | None) -> list[str]:
+        memory = RagMemory(embedder=embedder, k=2,
+                           retrieval=RetrievalConfig(mode="dense", min_cosine=gate))
+        asyncio.run(memory.ingest("lines", events))
+        ranked = asyncio.run(memory.retrieve("lines", "where does the fox sleep"))
+        return [item.id for item in ranked]
+
+    assert len(found(None)) == 2
+    assert found(0.99) == []

@@ -202,3 +202,25 @@ async def test_a_person_s_day_is_shown_in_dates(tmp_path, embedder, reader, even
     garage = next(i for i in mem.items("v") if "GARAGE" in i.text and i.metadata["db"] == "OCR")
     assert garage.metadata["when"] == wall_clock(garage.time)
     assert not re.search(r"\[\d{5,}:", text)  # no "[476264:..." hours since 1970
+
+
+@pytest.mark.parametrize(("settings", "address"), [
+    ({}, "e0bc13ad2ff83462e0ec29a6"),
+    ({"threshold": 0.5}, "28d2a59a251d4cd3c0ca8bfc"),
+    ({"min_cosine": 0.5}, "28d2a59a251d4cd3c0ca8bfc"),
+    ({"shard_seconds": 60.0, "ocr": False}, "16a89f14077bb1a61b53210b"),
+])
+def test_stored_indexes_keep_their_address(settings, address) -> None:
+    """The addresses of indexes stored before the cosine gate became the retrieval record's
+    ``min_cosine`` (computed with that code, 2b1a305^): they are still found, not rebuilt.
+    ``threshold``, the gate's former name, is still a setting."""
+    from m3kit.memory.store import config_hash
+    from m3kit.perception.embeddings import MiniLMEmbedder
+
+    built = make_memory("videorag", embedder=MiniLMEmbedder(), store=False, **settings)
+    assert config_hash(built.store_config()) == address
+
+
+def test_the_gate_is_given_once() -> None:
+    with pytest.raises(ValueError, match="give the cosine gate once"):
+        make_memory("videorag", threshold=0.5, min_cosine=0.2, store=False)

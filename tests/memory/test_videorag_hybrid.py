@@ -133,4 +133,4 @@ def test_unknown_retrieval_is_refused(tmp_path):
     # the stored index keeps each text's vector only: a search with views is refused, not run
     # without them
     with pytest.raises(ValueError, match="searches no views"):
-        VideoRagMemory.from_settings(store=tmp_path, retrieval="default")
+        VideoRagMemory.from_settings(store=tmp_path, retrieval={"views": True})

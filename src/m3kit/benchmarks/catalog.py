@@ -125,6 +125,9 @@ class Catalog(BaseModel):
 
     benchmarks: list[ListedBenchmark]
     memories: list[ListedMemory]
+    # Memory names no lookup takes, each with why (a plugin that takes a built-in's name, a
+    # name two packages declare, a plugin that does not load): shown, never silently missing.
+    refused_memories: dict[str, str]
     rerankers: list[ListedReranker]
     providers: list[ListedProvider]
     other_providers: list[str]
@@ -309,7 +312,7 @@ def _simple(options: list[ListedOption]) -> list[ListedOption]:
 def catalog() -> Catalog:
     """Every benchmark with its tasks and their options, every memory with its settings,
     m3kit's providers with their options, and where other models come in."""
-    from m3kit.memory.registry import memory_sources
+    from m3kit.memory.registry import MemoryPluginError, memory_sources, refused_memories
 
     benchmarks = [
         ListedBenchmark(
@@ -319,8 +322,15 @@ def catalog() -> Catalog:
         )
         for b in BENCHMARKS
     ]
-    memories = [_memory(source) for source in memory_sources()]
-    return Catalog(benchmarks=benchmarks, memories=memories, rerankers=_rerankers(memories),
+    memories: list[ListedMemory] = []
+    refused = refused_memories()
+    for source in memory_sources():
+        try:
+            memories.append(_memory(source))
+        except MemoryPluginError as exc:  # a plugin that does not load: listed with why
+            refused[source.name] = str(exc)
+    return Catalog(benchmarks=benchmarks, memories=memories,
+                   refused_memories=refused, rerankers=_rerankers(memories),
                    providers=_providers(), other_providers=list(INSPECT_PROVIDERS))
 
 

@@ -1,5 +1,5 @@
 """The typed parts a benchmark declares: how it scores (``BenchmarkScoring``) and how ``m3kit
-report`` shows its runs (``BenchmarkReporting``, given a ``ReportInputs``).
+report`` shows its runs (``BenchmarkReporting``, given a ``ReportContext``).
 
 Each benchmark builds one record of each, ``SCORING`` in its ``score.py`` and ``REPORTING`` in its
 ``report.py``; its declaration points at the two (``Benchmark.scoring``,
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from m3kit.schema.evallog import LoggedRun, LoggedSample
     from m3kit.schema.report import ReportSection, Table
 
-__all__ = ["BenchmarkReporting", "BenchmarkScoring", "CardT", "ItemT", "ReportInputs"]
+__all__ = ["BenchmarkReporting", "BenchmarkScoring", "CardT", "ItemT", "ReportContext"]
 
 ItemT = TypeVar("ItemT", bound="ScoreItem")
 CardT = TypeVar("CardT", bound="PredictionsCard")
@@ -73,7 +73,7 @@ class BenchmarkScoring(Generic[ItemT, CardT]):
 
 
 @dataclass(frozen=True)
-class ReportInputs:
+class ReportContext:
     """What ``m3kit.report.build`` hands a benchmark's report: the benchmark's declaration, its
     runs (one per system: a system's logs pooled), the folder its figures go to, score files by
     system (``m3kit score <verb> --json``), human reference scores, and each logged system's
@@ -91,8 +91,8 @@ class ReportInputs:
 @dataclass(frozen=True)
 class BenchmarkReporting:
     """How ``m3kit report`` shows a benchmark's runs: ``sections`` renders them (tables, figures
-    written into ``ReportInputs.out_dir``, notes); ``system_label`` names a run's system (runs of
+    written into ``ReportContext.out_dir``, notes); ``system_label`` names a run's system (runs of
     one label are pooled, and a label is a column of the report's interval table)."""
 
-    sections: Callable[[ReportInputs], list[ReportSection]]
+    sections: Callable[[ReportContext], list[ReportSection]]
     system_label: Callable[[LoggedRun], str]

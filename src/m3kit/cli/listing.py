@@ -71,6 +71,8 @@ def catalog_lines(listing: Catalog) -> list[str]:
                           "")
         for memory in plugins:
             lines += _memory_lines(memory, memory.package)
+    for name, why in listing.refused_memories.items():
+        lines += _wrapped(f"refused: {name}: {why}", "  ")
     if listing.rerankers:
         lines.append("")
         lines += _wrapped("Rerankers: m3kit eval ... --memory MEMORY -T "

@@ -203,7 +203,7 @@ def run_eval(
 ) -> EvalLog:
     """Evaluate ``model`` (``provider/model``) on ``task`` and return its log.
 
-    ``task`` is a ``TaskSpec`` (a registered task; the benchmarks' ``run_eval`` makes one from
+    ``task`` is a ``TaskSpec`` (a registered task; ``run_benchmark_task`` makes one from
     a name such as ``synth_nback``), another name inspect resolves itself (``file.py@task``), or
     a ``Task`` (built by ``m3eval_task``; it takes no task arguments and cannot be resumed,
     since inspect rebuilds a resumed task from its registered name). ``memory`` answers

@@ -84,7 +84,8 @@ class IndexedMemory(OcrSurrogates, VectorMemory):
         the search has views. Runs the embedder: call it from a worker thread."""
         views = self.retrieval.views
         index = HybridIndex(self.embedder(), self.empty_vectors(), mode=self.retrieval.mode,
-                            view_vectors=self.empty_vectors if views else None)
+                            view_vectors=self.empty_vectors if views else None,
+                            min_cosine=self.retrieval.min_cosine)
         index.add(ids, texts, windows if views else None)
         return index
 

@@ -54,9 +54,10 @@ class PromptBuilder:
         if items:
             self.text(header)
         for item in items:
-            if sent_as_image(item, send_images):
+            # sent_as_image already checks the source is an ImageRef; isinstance narrows it here
+            if sent_as_image(item, send_images) and isinstance(item.source, ImageRef):
                 self.text(f"{item_label(item)}:")
-                self.image(item.source)  # type: ignore[arg-type]
+                self.image(item.source)
             else:
                 self.text(f"{item_label(item)}: {item.text}")
 

@@ -51,7 +51,7 @@ import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 import anyio
 import numpy as np
@@ -78,6 +78,7 @@ from m3kit.perception.pipeline import (
     PerceptionJob,
     Progress,
 )
+from m3kit.schema.media import ImageRef
 from m3kit.schema.prediction import Usage
 
 if TYPE_CHECKING:
@@ -119,6 +120,11 @@ class _State(BaseModel):
 
     frames: list[FramePercept] = Field(default_factory=list)
     speech: list[TranscriptSegment] = Field(default_factory=list)
+
+
+# The cosine gate's name among the settings and in the stored indexes' address before it became
+# the retrieval record's ``min_cosine``.
+THRESHOLD_KEY = "threshold"
 
 
 class VideoRagMemory(PersistentMemory):
@@ -167,6 +173,25 @@ class VideoRagMemory(PersistentMemory):
         self.shard_seconds = shard_seconds
         self.speech = speech
         self.request = request
+
+    @classmethod
+    def from_settings(cls, **settings: Any) -> Self:
+        """``Memory.from_settings``, taking the cosine gate also by its name before it joined
+        the retrieval record (``threshold``), so ``-T memory_config={threshold: 0.5}`` keeps
+        working."""
+        if THRESHOLD_KEY in settings:
+            if "min_cosine" in settings:
+                raise ValueError("give the cosine gate once: threshold (its former name) or "
+                                 "min_cosine")
+            settings = {("min_cosine" if name == THRESHOLD_KEY else name): value
+                        for name, value in settings.items()}
+        return super().from_settings(**settings)
+
+    def store_config(self) -> dict[str, Any]:
+        """``PersistentMemory.store_config`` with the gate under its former name: it addressed
+        the stored indexes before it became a search setting, and kept there they stay found
+        (a rebuild costs the whole perception of the video)."""
+        return {**super().store_config(), THRESHOLD_KEY: self.retrieval.min_cosine}
 
     def config(self) -> dict[str, Any]:
         return {
@@ -361,7 +386,9 @@ class VideoRagMemory(PersistentMemory):
         if frames:
             builder.text(f"{len(frames)} frames of the most relevant stretch, oldest first:")
             for frame in frames:
-                builder.image(frame.source)  # type: ignore[arg-type]
+                # frame events carry ImageRefs (memory/events.py, harness/solvers.py): narrows only
+                if isinstance(frame.source, ImageRef):
+                    builder.image(frame.source)
         builder.question(request.prompt, request.images)
         answer = await ask_model(request, builder, retrieved_ids=[i.id for i, _ in hits])
         usage = answer.usage.model_copy(update={

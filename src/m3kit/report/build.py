@@ -85,11 +85,11 @@ def benchmark_sections(benchmark: Benchmark, runs: Sequence[LoggedRun], out_dir:
     section of its own after the others. Each system's intervals are computed once, here, and
     handed to the benchmark's sections too (its figures' error bars)."""
     from m3kit.benchmarks.intervals import intervals_table, system_intervals
-    from m3kit.benchmarks.protocol import ReportInputs
+    from m3kit.benchmarks.protocol import ReportContext
 
     reporting = benchmark.reporting.load()
     headline = system_intervals(benchmark, runs, reporting.system_label)
-    sections = reporting.sections(ReportInputs(
+    sections = reporting.sections(ReportContext(
         benchmark=benchmark, runs=runs, out_dir=Path(out_dir), cards=cards or {},
         humans=humans, headline=headline))
     table = intervals_table(benchmark, headline) if headline else None

@@ -97,7 +97,7 @@ def test_partial_judge_shows_counts_and_no_overall(tmp_path: Path) -> None:
     from m3kit.benchmarks.m3exam import BENCHMARK
     from m3kit.benchmarks.m3exam.item import M3ExamItem
     from m3kit.benchmarks.m3exam.report import sections as m3exam_sections
-    from m3kit.benchmarks.protocol import ReportInputs
+    from m3kit.benchmarks.protocol import ReportContext
     from m3kit.schema.evallog import LoggedRun, LoggedSample
 
     # ss: both judged (1, 0.5) -> 0.75; tr: 1 of 2 judged; Avg.: 3 of 4 judged
@@ -126,7 +126,7 @@ def test_partial_judge_shows_counts_and_no_overall(tmp_path: Path) -> None:
         llm_judge=r.llm_judge)) for r in rows]
     run = LoggedRun(task="m3exam", model="m", status="success",
                     task_args={"data": "p", "regime": "text"}, samples=samples)
-    (section,) = m3exam_sections(ReportInputs(benchmark=BENCHMARK, runs=[run],
+    (section,) = m3exam_sections(ReportContext(benchmark=BENCHMARK, runs=[run],
                                               out_dir=tmp_path))
     assert any("LLM-J partial: 1 of 4 items LLM-J applies to have no judge score" in note
                and "judge_model" in note for note in section.notes)

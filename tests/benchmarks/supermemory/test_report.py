@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3kit.benchmarks.protocol import ReportInputs
+from m3kit.benchmarks.protocol import ReportContext
 from m3kit.benchmarks.supermemory import BENCHMARK
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.report import sections
@@ -43,7 +43,7 @@ def test_a_score_file_is_a_system_of_its_own(qa_json: Path, tmp_path: Path) -> N
     preds.write_text("".join(json.dumps({"question_id": q, "ranking": [g]}) + "\n"
                              for q, g in ((1, 0), (2, 3), (3, 1), (4, 1))))
     card = score_predictions(qa_json, preds).score_json()
-    [section] = sections(ReportInputs(benchmark=BENCHMARK, runs=[], out_dir=tmp_path,
+    [section] = sections(ReportContext(benchmark=BENCHMARK, runs=[], out_dir=tmp_path,
                                       cards={"my-model": card}))
     main = section.tables[0]
     assert main.header_groups == [("", 1), ("score file", 4)]  # the Model column, then groups
@@ -94,7 +94,7 @@ def test_excluded_questions_are_counted_per_skill_and_named(make_release, tmp_pa
     assert (by_skill["visual recall"]["n"], by_skill["visual recall"]["Acc"],
             by_skill["visual recall"]["excluded"]) == ("0", "—", "1")
     assert by_skill["intent recall"]["excluded"] == ""
-    (section,) = sections(ReportInputs(
+    (section,) = sections(ReportContext(
         benchmark=BENCHMARK, runs=pooled_runs(benchmark_named("supermemory"), [log]),
         out_dir=tmp_path))
     assert section.tables[0].rows[0][-1] == 3  # Table 2's n: the scored questions
@@ -131,7 +131,7 @@ def test_figures_draw_the_intervals_of_their_table(make_release, records, tmp_pa
                              model_args={"ocr": False}, log_dir=str(tmp_path / "logs"),
                              display="none")
     runs = pooled_runs(benchmark_named("supermemory"), [log])
-    (section,) = sections(ReportInputs(benchmark=BENCHMARK, runs=runs, out_dir=tmp_path))
+    (section,) = sections(ReportContext(benchmark=BENCHMARK, runs=runs, out_dir=tmp_path))
     table = next(t for t in section.tables if t.title.startswith("SuperMemory-VQA figures'"))
     cells = {row[0]: row[1] for row in table.rows}
     assert "Acc · object_location_memory" in cells and "answerable: correct" in cells

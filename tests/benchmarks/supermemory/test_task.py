@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from m3kit.benchmarks import run_benchmark_task
-from m3kit.benchmarks.protocol import ReportInputs
+from m3kit.benchmarks.protocol import ReportContext
 from m3kit.benchmarks.supermemory import BENCHMARK
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.report import sections, system_label
@@ -87,7 +87,7 @@ def test_report_has_the_papers_tables(logs, tmp_path: Path) -> None:
     runs = [read_run(log) for log in logs.values()]
     assert {system_label(r).split(" · ")[1] for r in runs} == {"direct (4 frames)", "blind",
                                                                 "rag"}
-    [section] = sections(ReportInputs(benchmark=BENCHMARK, runs=runs, out_dir=tmp_path))
+    [section] = sections(ReportContext(benchmark=BENCHMARK, runs=runs, out_dir=tmp_path))
     titles = [t.title for t in section.tables]
     for wanted in ("Table 2", "Table 3", "Table 4", "Table 5", "Fig. 8", "data:"):
         assert any(wanted in t for t in titles), wanted

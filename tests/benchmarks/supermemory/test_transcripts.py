@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from m3kit.benchmarks import run_benchmark_task
-from m3kit.benchmarks.protocol import ReportInputs
+from m3kit.benchmarks.protocol import ReportContext
 from m3kit.benchmarks.supermemory import BENCHMARK
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.prompt import (
@@ -81,7 +81,7 @@ def test_a_long_transcript_is_cut_to_its_budget_newest_first(
     assert sample.scores["supermemory_answer"].metadata["transcript_cut"] == note["cut"]
     card = log.eval.metadata[TASK_CARD_KEY]
     assert card["settings"] == {"transcript_tokens": 400, "tokens_per_char": 0.25}
-    [section] = sections(ReportInputs(benchmark=BENCHMARK, runs=[read_run(log)],
+    [section] = sections(ReportContext(benchmark=BENCHMARK, runs=[read_run(log)],
                                       out_dir=tmp_path / "report"))
     assert any(f"{note['cut']} older line(s) left out" in n for n in section.notes)
 

@@ -91,7 +91,7 @@ def test_leaderboard_blind_beside_full_and_radar(logs: list, tmp_path: Path) -> 
 
 
 def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> None:
-    from m3kit.benchmarks.protocol import ReportInputs
+    from m3kit.benchmarks.protocol import ReportContext
     from m3kit.benchmarks.videomme_v2 import BENCHMARK
     from m3kit.benchmarks.videomme_v2.report import sections as videomme_sections
     from m3kit.schema.evallog import LoggedRun
@@ -101,7 +101,7 @@ def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> 
     run = LoggedRun(task="videomme_v2", model="m", status="success",
                     task_args={"frames": 2, "subtitles": "none"},
                     samples=_limited_run(tmp_path / "data"))
-    (section,) = videomme_sections(ReportInputs(benchmark=BENCHMARK, runs=[run],
+    (section,) = videomme_sections(ReportContext(benchmark=BENCHMARK, runs=[run],
                                                 out_dir=tmp_path))
     board = section.tables[0]
     assert board.rows[0][board.columns.index("Avg Acc (wo sub)")] == 50.0  # 001's 4 questions
@@ -113,7 +113,7 @@ def test_groups_cut_by_limit_are_named_under_the_leaderboard(tmp_path: Path) -> 
     assert details.rows[0][details.columns.index("incomplete groups")] == 1
     # a run with every group whole: no caption, no such note
     whole = run.model_copy(update={"samples": run.samples[:4]})
-    (section,) = videomme_sections(ReportInputs(benchmark=BENCHMARK, runs=[whole],
+    (section,) = videomme_sections(ReportContext(benchmark=BENCHMARK, runs=[whole],
                                                 out_dir=tmp_path))
     assert section.tables[0].caption == ""
     assert not any("incomplete" in note for note in section.notes)

@@ -166,12 +166,12 @@ def test_missing_media_exclude_their_groups_everywhere(runs: dict[str, Any],
     assert 100 * overall.accuracy == pytest.approx(alone.avg_acc)
     # the report: its numbers are scores_from_log's, and the excluded groups are counted and
     # named
-    from m3kit.benchmarks.protocol import ReportInputs
+    from m3kit.benchmarks.protocol import ReportContext
     from m3kit.benchmarks.videomme_v2 import BENCHMARK
     from m3kit.benchmarks.videomme_v2.report import sections
     from m3kit.report.logs import read_run
 
-    (section,) = sections(ReportInputs(benchmark=BENCHMARK, runs=[read_run(log)],
+    (section,) = sections(ReportContext(benchmark=BENCHMARK, runs=[read_run(log)],
                                        out_dir=tmp_path))
     details = section.tables[1]
     assert details.rows[0][details.columns.index("excluded groups")] == 2

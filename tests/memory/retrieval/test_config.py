@@ -100,3 +100,17 @@ def test_each_memory_takes_the_record_and_defaults_to_the_preset() -> None:
         assert cls(ocr=False, retrieval=BM25_SEARCH).retrieval is BM25_SEARCH
     rag = RagMemory.from_settings(k=4, retrieval="maxsim", ocr=False)
     assert rag.k == 4 and rag.rerank_stage is not None and rag.rerank_stage.name == "maxsim"
+
+
+def test_a_preset_applies_over_the_memory_s_own_default() -> None:
+    """A preset sets its own fields over the memory's default: Video-RAG keeps its cosine gate
+    under ``fused`` or ``embedding``, and ``default`` is the memory's own default."""
+
+    videorag = make_memory("videorag", store=False)
+    assert make_memory("videorag", retrieval="default", store=False).retrieval == \
+        videorag.retrieval
+    dense = make_memory("videorag", retrieval="embedding", store=False).retrieval
+    assert (dense.mode, dense.min_cosine) == ("dense", 0.3)
+    assert make_memory("rag", retrieval="default").config() == make_memory("rag").config()
+    assert make_memory("rag", retrieval="bm25").config() == \
+        make_memory("rag", retrieval={"mode": "lexical", "rewriting": False}).config()

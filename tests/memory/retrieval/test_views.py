@@ -1,5 +1,6 @@
-"""Passages and turn windows (``memory.views``), and what they change in a hybrid search: a fact
-at the end of a long round is found by its passage, a short reply by the turn it answers."""
+"""Passages and turn windows (``memory.retrieval.views``), and what they change in a hybrid
+search: a fact at the end of a long round is found by its passage, a short reply by the turn it
+answers."""
 
 from __future__ import annotations
 

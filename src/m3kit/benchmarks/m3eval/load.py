@@ -54,7 +54,7 @@ from m3kit.schema import (
 )
 
 __all__ = [
-    "BENCHMARK",
+    "BENCHMARK_NAME",
     "MEASURES",
     "ID_KEYS",
     "M3EvalSet",
@@ -69,7 +69,7 @@ __all__ = [
     "source_unit",
 ]
 
-BENCHMARK = "m3eval"
+BENCHMARK_NAME = "m3eval"
 QA_ROOT = "qa_root"
 NBACK_FILE = PurePosixPath("questions") / "nback_questions.jsonl"
 REVIEW_FILE = PurePosixPath("review") / "review.csv"
@@ -301,7 +301,7 @@ def _question(base: Path, path: Path, paradigm: str, record: str, raw: Any) -> Q
     try:
         return Question(
             id=str(qid).strip(),
-            benchmark=BENCHMARK,
+            benchmark=BENCHMARK_NAME,
             text=text.strip(),
             choices=choices,
             answer=answer,

@@ -38,19 +38,19 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.figures import error_bars, pyplot
+from m3kit.benchmarks.m3eval.load import BENCHMARK_NAME
 from m3kit.benchmarks.m3eval.score import (
     RANDOM_ACCURACY,
     RANDOM_BINARY_ACCURACY,
     RANDOM_INTRUSION_RATE,
     STORYLINE,
 )
-from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportContext
 from m3kit.metrics.bootstrap import Interval
 from m3kit.schema.evallog import BLIND_KEY, MEMORY_NAME_KEY, LoggedRun
 from m3kit.schema.report import NA, DeltaCell, ReportSection, Table
 
 __all__ = [
-    "BENCHMARK",
     "REPORTING",
     "FigureData",
     "Series",
@@ -71,7 +71,6 @@ __all__ = [
     "table3",
 ]
 
-BENCHMARK = "m3eval"
 HUMAN = "Human"
 RANDOM = "Random"
 DECIMALS = 2
@@ -598,16 +597,16 @@ def paper_sections(scores_by_system: Mapping[str, Mapping[str, Any]], out_dir: s
          "Figure 11 needs N-back accuracy by N and K."),
     ]
     sections = {
-        "Divided Attention": ReportSection(benchmark=BENCHMARK,
+        "Divided Attention": ReportSection(benchmark=BENCHMARK_NAME,
                                            title="M3Eval · Divided Attention",
                                            tables=[table1(scores_by_system, humans)]),
-        "Memory Interference": ReportSection(benchmark=BENCHMARK,
+        "Memory Interference": ReportSection(benchmark=BENCHMARK_NAME,
                                              title="M3Eval · Memory Interference",
                                              tables=[table2(scores_by_system, humans)]),
-        "Interleaved Events": ReportSection(benchmark=BENCHMARK,
+        "Interleaved Events": ReportSection(benchmark=BENCHMARK_NAME,
                                             title="M3Eval · Interleaved Events",
                                             tables=[table3(scores_by_system, humans)]),
-        "N-Back": ReportSection(benchmark=BENCHMARK, title="M3Eval · N-Back"),
+        "N-Back": ReportSection(benchmark=BENCHMARK_NAME, title="M3Eval · N-Back"),
     }
     for key, data, missing in figures:
         if data.series:
@@ -620,7 +619,7 @@ def paper_sections(scores_by_system: Mapping[str, Mapping[str, Any]], out_dir: s
     if any(s.slope is not None for data in drawn if data.kind == "panels"
            for s in data.series):
         sections["N-Back"].notes.append(FIT_NOTE)
-    counts = ReportSection(benchmark=BENCHMARK, title="M3Eval · Answers counted",
+    counts = ReportSection(benchmark=BENCHMARK_NAME, title="M3Eval · Answers counted",
                            tables=[counts_table(scores_by_system)],
                            notes=[CHANCE_NOTE, *excluded_notes(scores_by_system)])
     return [*sections.values(), counts]
@@ -689,25 +688,25 @@ def figure_intervals(headline: Mapping[str, Any], cells: Mapping[str, Mapping[st
     return out
 
 
-def sections(inputs: ReportInputs) -> list[ReportSection]:
+def sections(context: ReportContext) -> list[ReportSection]:
     """The report contract: M3Eval's tables and figures from pooled runs and score files
-    (``inputs.cards``: system -> the JSON of ``m3kit score m3eval --json``), with the human
-    reference row when ``inputs.humans`` is given; the figures' error bars from the headline
-    intervals ``m3kit.report.build`` computed (``inputs.headline``; it appends their table to
+    (``context.cards``: system -> the JSON of ``m3kit score m3eval --json``), with the human
+    reference row when ``context.humans`` is given; the figures' error bars from the headline
+    intervals ``m3kit.report.build`` computed (``context.headline``; it appends their table to
     the ``M3Eval · Confidence intervals`` section, which holds the N-back figures' too) and the
     N-back cells' (``figure_intervals``)."""
     from m3kit.errors import M3kitError
 
-    scores = scores_from_runs(inputs.runs)
-    for name, data in inputs.cards.items():
+    scores = scores_from_runs(context.runs)
+    for name, data in context.cards.items():
         if name in scores:
             raise M3kitError(f"a score file and an eval log both name the system {name!r}",
                              field="system")
         scores[name] = dict(data)
-    cells = nback_intervals(inputs.runs)
-    return [*paper_sections(scores, inputs.out_dir, humans=inputs.humans,
-                            intervals=figure_intervals(inputs.headline, cells)),
-            *interval_sections(cells, inputs.benchmark.interval_spec)]
+    cells = nback_intervals(context.runs)
+    return [*paper_sections(scores, context.out_dir, humans=context.humans,
+                            intervals=figure_intervals(context.headline, cells)),
+            *interval_sections(cells, context.benchmark.interval_spec)]
 
 
 def interval_sections(cells: Mapping[str, Mapping[str, Interval]],
@@ -719,7 +718,7 @@ def interval_sections(cells: Mapping[str, Mapping[str, Interval]],
     table = nback_interval_table(cells, spec)
     if table is None:
         return []
-    return [ReportSection(benchmark=BENCHMARK, title="M3Eval · Confidence intervals",
+    return [ReportSection(benchmark=BENCHMARK_NAME, title="M3Eval · Confidence intervals",
                           tables=[table])]
 
 

@@ -101,7 +101,7 @@ SYNTH_TASKS = ("synth_divided_attention", "synth_interference", "synth_interleav
 TASKS = (*_SELECTIONS, *SYNTH_TASKS)
 
 # The released task names are the table keys (one list, so a new task cannot be left out).
-__all__ = [  # noqa: PLE0604
+__all__ = [
     "DATA_ENV", "DEFAULT_FRAMES", "NBACK_FRAMES_PER_CLIP", "PARADIGMS", "REPETITION_FRAMES",
     "SYNTH_TASKS", "TASKS", "SuiteError", "direct_answer", "frame_policy_for",
     "load_suite_questions", "load_suite_with_skips", "m3eval_task", "memory_answer",

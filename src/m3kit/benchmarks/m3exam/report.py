@@ -47,7 +47,7 @@ from m3kit.benchmarks.m3exam.score import (
     judge_gap_note,
     judged_count,
 )
-from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportContext
 from m3kit.metrics.retrieval import hit_at_k, mean_defined, recall_at_k
 from m3kit.metrics.text_match import ItemKind, item_kind
 from m3kit.schema import LoggedSample, round_of
@@ -446,16 +446,16 @@ def _figures(summaries: Sequence[SystemSummary], out_dir: Path, benchmark: str) 
     return names
 
 
-def sections(inputs: ReportInputs) -> list[ReportSection]:
+def sections(context: ReportContext) -> list[ReportSection]:
     """The report contract: one section per benchmark (M3Exam, LoCoMo), each with its
     per-type table, cost table, retrieval quality and escalations by type (memory runs), two
     figures."""
     by_benchmark: dict[str, list[LoggedRun]] = {}
-    for run in inputs.runs:
+    for run in context.runs:
         by_benchmark.setdefault(benchmark_of(run), []).append(run)
     if not by_benchmark:
         by_benchmark["m3exam"] = []
-    return [_section(name, group, Path(inputs.out_dir)) for name, group in by_benchmark.items()]
+    return [_section(name, group, Path(context.out_dir)) for name, group in by_benchmark.items()]
 
 
 def _one_rule(rules: set[str | None]) -> str | None:

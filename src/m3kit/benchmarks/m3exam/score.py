@@ -595,9 +595,9 @@ def headline(items: Sequence[M3ExamItem]) -> dict[str, float | None]:
     whole = len(judged) == n_soft
     em, f1, bleu1 = _mean(ems), _mean(f1s), _mean(bleus)
     llm_judge = _mean(judged) if whole else None
-    parts = (em, f1, bleu1, llm_judge)
-    overall = (overall_score(em, f1, bleu1, llm_judge)  # type: ignore[arg-type]
-               if all(p is not None for p in parts) else None)
+    overall = (overall_score(em, f1, bleu1, llm_judge)
+               if em is not None and f1 is not None and bleu1 is not None
+               and llm_judge is not None else None)
     return {"em": em, "f1": f1, "bleu1": bleu1, "llm_judge": llm_judge, "overall": overall}
 
 

@@ -80,7 +80,7 @@ from m3kit.schema.supermemory import (
 )
 
 __all__ = [
-    "BENCHMARK",
+    "BENCHMARK_NAME",
     "SKILLS",
     "EvidenceSpan",
     "SuperMemoryError",
@@ -93,7 +93,7 @@ __all__ = [
     "media_files",
 ]
 
-BENCHMARK = "supermemory"
+BENCHMARK_NAME = "supermemory"
 QA_FILE = Path(ALL_QA_PATH).relative_to(DATA_DIR)
 _ROLES = {"correct": ChoiceRole.CORRECT, "vague": ChoiceRole.VAGUE,
           "incorrect": ChoiceRole.WRONG}
@@ -229,7 +229,7 @@ def _parse(raw: object) -> _Parsed:
         for n, text in enumerate(record.choices)
     ]
     question = Question(
-        id=str(record.question_id).strip(), benchmark=BENCHMARK, text=record.question,
+        id=str(record.question_id).strip(), benchmark=BENCHMARK_NAME, text=record.question,
         choices=choices, answer=chr(ord("A") + gold), question_type=record.metadata.skill,
         time=record.primary_start + cut,
         evidence=[f"{s.video_id}@{s.start:g}-{s.end:g}" for s in answer_spans],

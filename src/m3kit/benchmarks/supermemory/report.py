@@ -18,7 +18,8 @@ from typing import Any
 
 from m3kit.benchmarks.declaration import Benchmark
 from m3kit.benchmarks.figures import error_bars, pyplot
-from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportContext
+from m3kit.benchmarks.supermemory.load import BENCHMARK_NAME
 from m3kit.benchmarks.supermemory.score import (
     ANSWERABLE_CORRECT,
     UNANSWERABLE_ABSTAINED,
@@ -46,7 +47,6 @@ __all__ = [
     "system_label",
 ]
 
-BENCHMARK = "supermemory"
 SKILL_FIGURE = "supermemory_accuracy_by_skill.png"
 ANSWERABILITY_FIGURE = "supermemory_answerability.png"
 BLIND = "blind"
@@ -395,18 +395,18 @@ def figure_interval_table(systems: Sequence[_System], spec: str) -> Table | None
                  columns=["number", *(s.name for s in logged)], rows=rows, caption=caption)
 
 
-def sections(inputs: ReportInputs) -> list[ReportSection]:
+def sections(context: ReportContext) -> list[ReportSection]:
     """The SuperMemory-VQA section of ``m3kit report`` (eval logs and score files); writes its
-    figures into ``inputs.out_dir``."""
-    logged, out_dir = inputs.runs, inputs.out_dir
-    systems = _systems(inputs.benchmark, logged, inputs.cards)
+    figures into ``context.out_dir``."""
+    logged, out_dir = context.runs, context.out_dir
+    systems = _systems(context.benchmark, logged, context.cards)
     if not systems:
         return []
     tables = [main_table(systems)]
     blind = blind_table(systems)
     tables += [blind] if blind is not None else []
     tables += [group_table(systems), vague_table(systems), breakdown_table(systems)]
-    figure_table = figure_interval_table(systems, inputs.benchmark.interval_spec)
+    figure_table = figure_interval_table(systems, context.benchmark.interval_spec)
     tables += [figure_table] if figure_table is not None else []
     asked = {s.question.id: s.question for run in logged for s in run.samples
              if s.question is not None}
@@ -433,7 +433,7 @@ def sections(inputs: ReportInputs) -> list[ReportSection]:
             notes.append(f"{s.name}: the transcript in {questions} question(s) was cut to its "
                          f"token budget (-T transcript_tokens): {lines} older line(s) left "
                          "out, the lines heard last kept.")
-    return [ReportSection(benchmark=BENCHMARK, title="SuperMemory-VQA", tables=tables,
+    return [ReportSection(benchmark=BENCHMARK_NAME, title="SuperMemory-VQA", tables=tables,
                           figures=figures, notes=notes)]
 
 

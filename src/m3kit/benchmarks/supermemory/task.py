@@ -40,7 +40,7 @@ from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
 from m3kit.benchmarks.supermemory.load import (
-    BENCHMARK,
+    BENCHMARK_NAME,
     SuperMemorySet,
     data_files,
     load_supermemory,
@@ -146,7 +146,7 @@ def supermemory_dataset(data: SuperMemorySet) -> MemoryDataset:
     session by key (the sessions themselves are the task's, ``PersonTimelines``)."""
     from inspect_ai.dataset import MemoryDataset
 
-    return MemoryDataset([_to_sample(q, data) for q in data.questions], name=BENCHMARK)
+    return MemoryDataset([_to_sample(q, data) for q in data.questions], name=BENCHMARK_NAME)
 
 
 def _heard_by_question(timelines: PersonTimelines, state: TaskState, question: Question,
@@ -301,7 +301,7 @@ def supermemory(
     no_frames = bool(blind) or uses_memory
     card = ReproCard.with_prompt(
         prompt_template(blind=bool(blind), memory=uses_memory),
-        benchmark=BENCHMARK, task="supermemory",
+        benchmark=BENCHMARK_NAME, task="supermemory",
         frames=(frame_policy_card(None, float(memory_fps), max_side) if uses_memory
                 else frame_policy_card(int(frames), None, max_side, blind=bool(blind))),
         blind=bool(blind),

@@ -155,6 +155,7 @@ class RecentTranscript(BaseModel):
     tokens: int
     budget: int
 
+    # mypy rejects any decorator above @property; this stacking is pydantic's documented form
     @computed_field  # type: ignore[prop-decorator]
     @property
     def cut(self) -> int:

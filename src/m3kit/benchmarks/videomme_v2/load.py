@@ -50,7 +50,7 @@ from m3kit.schema import (
 )
 
 __all__ = [
-    "BENCHMARK",
+    "BENCHMARK_NAME",
     "TABLE_NAMES",
     "GroupInfo",
     "VideoMMEv2Error",
@@ -66,7 +66,7 @@ __all__ = [
     "video_path",
 ]
 
-BENCHMARK = "videomme_v2"
+BENCHMARK_NAME = "videomme_v2"
 TABLE_NAMES = ("test.parquet", "test.jsonl", "test.tsv")
 _OPTION_LINE = re.compile(r"^\s*([A-H])\s*[.)．:]\s*(.*)$", re.DOTALL)
 _QUESTION_ID = re.compile(r"^(.+)-(\d+)$")
@@ -350,7 +350,7 @@ def _question(row: _Row, position: int, info: GroupInfo, table: Path, root: Path
                               record=row.question_id, field="answer")
     return Question(
         id=row.question_id,
-        benchmark=BENCHMARK,
+        benchmark=BENCHMARK_NAME,
         text=row.question.strip(),
         choices=choices,
         answer=row.answer,

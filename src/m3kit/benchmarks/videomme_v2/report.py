@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from m3kit.benchmarks.figures import pyplot
-from m3kit.benchmarks.protocol import BenchmarkReporting, ReportInputs
+from m3kit.benchmarks.protocol import BenchmarkReporting, ReportContext
+from m3kit.benchmarks.videomme_v2.load import BENCHMARK_NAME
 from m3kit.benchmarks.videomme_v2.score import (
     VideoMMEv2Score,
     incomplete_note,
@@ -37,10 +38,9 @@ from m3kit.schema.evallog import (
 )
 from m3kit.schema.report import ReportSection, Table
 
-__all__ = ["BENCHMARK", "RADAR_FIGURE", "REPORTING", "Run", "leaderboard_table", "radar",
+__all__ = ["RADAR_FIGURE", "REPORTING", "Run", "leaderboard_table", "radar",
            "run_settings", "runs_from", "sections", "system_label"]
 
-BENCHMARK = "videomme_v2"
 RADAR_FIGURE = "videomme_v2_radar_second_head.png"
 BLIND = " (blind)"
 NO_FRAMES = " (no frames)"
@@ -241,13 +241,13 @@ def radar(runs: Sequence[Run], path: Path) -> Path | None:
     return path
 
 
-def sections(inputs: ReportInputs) -> list[ReportSection]:
+def sections(context: ReportContext) -> list[ReportSection]:
     """The Video-MME-v2 section of ``m3kit report``; writes the radar PNG into
-    ``inputs.out_dir``."""
-    runs = runs_from(inputs.runs)
+    ``context.out_dir``."""
+    runs = runs_from(context.runs)
     if not runs:
         return []
-    figure = radar(runs, Path(inputs.out_dir) / RADAR_FIGURE)
+    figure = radar(runs, Path(context.out_dir) / RADAR_FIGURE)
     notes = [BUG_NOTE]
     for run in runs:
         cut = incomplete_note(run.score, run.name)
@@ -258,7 +258,7 @@ def sections(inputs: ReportInputs) -> list[ReportSection]:
                          "video or subtitles unreadable: "
                          f"{', '.join(run.score.excluded_groups)}.")
     return [ReportSection(
-        benchmark=BENCHMARK,
+        benchmark=BENCHMARK_NAME,
         title="Video-MME-v2",
         tables=[leaderboard_table(runs), details_table(runs), heads_table(runs, "second_head"),
                 heads_table(runs, "third_head")],

@@ -23,7 +23,7 @@ from m3kit.benchmarks.videomme_v2.item import (
     group_fields,
     outcome_of,
 )
-from m3kit.benchmarks.videomme_v2.load import BENCHMARK
+from m3kit.benchmarks.videomme_v2.load import BENCHMARK_NAME
 from m3kit.benchmarks.videomme_v2.score import (
     VideoMMEv2Score,
     aggregate,
@@ -57,7 +57,7 @@ def _outcomes(scores: list[SampleScore]) -> tuple[list[Question], dict[str, Ques
             continue
         qid = str(s.sample_id)
         questions.append(Question(
-            id=qid, benchmark=BENCHMARK, text="", answer="",
+            id=qid, benchmark=BENCHMARK_NAME, text="", answer="",
             group=QuestionGroup(id=fields.group, position=fields.position, size=4,
                                 type=fields.type, structure=fields.structure),
             metadata={"level": fields.level, "second_head": fields.second_head,

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from inspect_ai import Task, task
 from inspect_ai.solver import solver
 
 from m3kit.benchmarks.videomme_v2.item import GROUP_META, group_fields
 from m3kit.benchmarks.videomme_v2.load import (
-    BENCHMARK,
+    BENCHMARK_NAME,
     VideoMMEv2Set,
     data_files,
     load_videomme_v2,
@@ -120,7 +120,7 @@ def _subtitle_mode(value: Any) -> SubtitleMode:
     if mode not in SUBTITLE_MODES:
         raise VideoMMEv2TaskError(f"subtitles must be one of {', '.join(SUBTITLE_MODES)}, "
                                   f"got {value!r}", field="subtitles")
-    return mode  # type: ignore[return-value]
+    return cast(SubtitleMode, mode)  # checked against SUBTITLE_MODES above
 
 
 def _to_sample(question: Question, root: Path, mode: SubtitleMode, reasoning: bool) -> Sample:
@@ -148,7 +148,7 @@ def videomme_v2_dataset(data: VideoMMEv2Set, *, subtitles: SubtitleMode = "none"
 
     return MemoryDataset(
         [_to_sample(q, data.root, subtitles, reasoning) for q in data.questions],
-        name=BENCHMARK,
+        name=BENCHMARK_NAME,
     )
 
 

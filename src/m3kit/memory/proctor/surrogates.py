@@ -174,8 +174,9 @@ def _round_chunk(
             else Path(media.path).is_file())
         caption_only = isinstance(media, ImageRef) and media.remote
         try:
-            if not present and not caption_only:
-                raise M3kitError("file not found", path=media.path)  # type: ignore[union-attr]
+            # a file without media is present, so ``media is not None`` only narrows the type
+            if media is not None and not present and not caption_only:
+                raise M3kitError("file not found", path=media.path)
             surrogate, modalities = _surrogate(file, reader, captioner)
         except M3kitError as exc:
             # The round keeps its text and the file's released description; nothing raw.

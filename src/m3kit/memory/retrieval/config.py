@@ -166,15 +166,27 @@ def preset(name: str) -> RetrievalConfig:
                          ) from None
 
 
+def over(base: RetrievalConfig, named: RetrievalConfig) -> RetrievalConfig:
+    """The preset ``named`` applied over a memory's own default ``base``: the fields the
+    preset sets (``BM25_SEARCH``: mode and rewriting), ``base``'s for the rest, so a preset
+    keeps what the memory's search needs (Video-RAG's cosine gate) and ``default`` is the
+    memory's own default."""
+    if not named.model_fields_set:
+        return base
+    return RetrievalConfig.model_validate(
+        {**dict(base), **{name: getattr(named, name) for name in named.model_fields_set}})
+
+
 def settings_record(settings: Mapping[str, Any], base: RetrievalConfig = DEFAULT_RETRIEVAL
                     ) -> tuple[RetrievalConfig, dict[str, Any]]:
     """A memory's flat settings (``memory_config``) split into its retrieval record and the
     rest (its own settings). The record is ``base`` (the memory's default) with, in turn:
 
-    - ``retrieval``: a ``RetrievalConfig`` (taken as it is); a preset's name (``PRESETS``) or a
-      mode (``RETRIEVAL_MODES``: ``{retrieval: dense}``, the key's meaning since it was
-      added); or a mapping of ``RetrievalConfig`` fields, which may name a ``preset`` to start
-      from (``{retrieval: {preset: bm25, rerank_depth: 10}}``);
+    - ``retrieval``: a ``RetrievalConfig`` (taken as it is); a preset's name (``PRESETS``,
+      applied over ``base``: ``over``) or a mode (``RETRIEVAL_MODES``: ``{retrieval: dense}``,
+      the key's meaning since it was added); or a mapping of ``RetrievalConfig`` fields,
+      which may name a ``preset`` to start from (``{retrieval: {preset: bm25,
+      rerank_depth: 10}}``);
     - the record's other fields given flat (``{reranker: maxsim, rerank_depth: 10}``).
 
     A setting given both flat and nested is a ``ValueError``; an unknown one, or one out of
@@ -187,13 +199,13 @@ def settings_record(settings: Mapping[str, Any], base: RetrievalConfig = DEFAULT
         start = given
     elif isinstance(given, str):
         if given in PRESETS:
-            start = PRESETS[given]
+            start = over(base, PRESETS[given])
         else:
             nested = {"mode": given}
     elif isinstance(given, Mapping):
         nested = dict(given)
         if "preset" in nested:
-            start = preset(str(nested.pop("preset")))
+            start = over(base, preset(str(nested.pop("preset"))))
     elif given is not None:
         raise ValueError(f"retrieval must be a mode, a preset's name or a mapping of "
                          f"retrieval settings, got {given!r}")
