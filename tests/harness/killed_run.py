@@ -28,21 +28,22 @@ def samples_in_log(log_dir: Path) -> int:
 
 
 def run_and_kill(tmp_path: Path, server: Any, model: str, task_args: dict[str, Any],
-                 log_dir: Path, done: int) -> None:
-    """Run ``synth_interference`` on ``model`` (served by ``server``, which holds the request
-    after ``done`` answers) in a child process and SIGKILL it once ``done`` samples are in the
-    log under ``log_dir``."""
+                 log_dir: Path, done: int, *, task: str = "synth_interference",
+                 answer_s: float = 60, settle_s: float = 20) -> None:
+    """Run ``task`` on ``model`` (served by ``server``, which holds the request after ``done``
+    answers) in a child process and SIGKILL it once ``done`` samples are in the log under
+    ``log_dir`` (waiting up to ``answer_s`` for the answers, ``settle_s`` for the log)."""
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
         from m3kit.benchmarks import run_benchmark_task
-        run_benchmark_task("synth_interference", {model!r}, task_args={task_args!r},
+        run_benchmark_task({task!r}, {model!r}, task_args={task_args!r},
                            log_dir={str(log_dir)!r}, max_connections=1, cache=False)
     """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
-        assert server.answered.wait(60), proc.stderr.read().decode() if proc.poll() else ""
-        deadline = time.monotonic() + 20
+        assert server.answered.wait(answer_s), proc.stderr.read().decode() if proc.poll() else ""
+        deadline = time.monotonic() + settle_s
         while samples_in_log(log_dir) < done and time.monotonic() < deadline:
             time.sleep(0.1)
     finally:

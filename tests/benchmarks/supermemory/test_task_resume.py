@@ -5,13 +5,6 @@ samples are not asked again, and the log scores as a run that was never stopped.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
-import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +16,7 @@ from m3kit.benchmarks.supermemory.score import scores_from_log
 from m3kit.report.logs import read_samples
 from m3kit.schema.evallog import read_record
 
+from ...harness.killed_run import run_and_kill, samples_in_log
 from .conftest import EARLY_FACT
 
 pytestmark = pytest.mark.slow  # a run in a child process, killed, then resumed
@@ -32,39 +26,6 @@ RANKING = "Ranking: A > B > C > D"
 # each question of the tiny release, and words of its session heard before it
 HEARD = {"Where is the kettle?": EARLY_FACT, "What colour was the car?": "Let us drive home.",
          "Which pet did I see?": "Look, a dog!", "What did I plan to do?": "call the plumber"}
-
-
-def _samples_in_log(log_dir: Path) -> int:
-    logs = list(log_dir.glob("*.eval"))
-    if not logs:
-        return 0
-    try:
-        with zipfile.ZipFile(logs[0]) as archive:
-            return sum(n.startswith("samples/") for n in archive.namelist())
-    except (zipfile.BadZipFile, OSError):
-        return 0
-
-
-def _run_and_kill(tmp_path: Path, server: Any, model: str, args: dict[str, Any],
-                  log_dir: Path) -> None:
-    """``supermemory`` in its own process, killed once ``DONE_BEFORE_KILL`` samples are in its
-    log (the server holds every request after those answers)."""
-    script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent(f"""
-        from m3kit.benchmarks import run_benchmark_task
-        run_benchmark_task("supermemory", {model!r}, task_args={args!r},
-                           log_dir={str(log_dir)!r}, max_connections=1, cache=False)
-    """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert server.answered.wait(120), proc.stderr.read().decode() if proc.poll() else ""
-        deadline = time.monotonic() + 30
-        while _samples_in_log(log_dir) < DONE_BEFORE_KILL and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
 
 
 @pytest.mark.parametrize("memory", [None, "context"])
@@ -78,8 +39,9 @@ def test_a_killed_run_resumes_with_the_tasks_sessions(
     server = scripted(block_after=DONE_BEFORE_KILL, answer=lambda _prompt: RANKING)
     model = serve("smresume", server)
     log_dir = tmp_path / "logs"
-    _run_and_kill(tmp_path, server, model, args, log_dir)
-    assert _samples_in_log(log_dir) == DONE_BEFORE_KILL
+    run_and_kill(tmp_path, server, model, args, log_dir, DONE_BEFORE_KILL, task="supermemory",
+                 answer_s=120, settle_s=30)
+    assert samples_in_log(log_dir) == DONE_BEFORE_KILL
 
     server.block_after = None  # the killed run's held request stays held and unrecorded
     seen = len(server.records)
