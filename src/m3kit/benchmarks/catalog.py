@@ -312,7 +312,7 @@ def _simple(options: list[ListedOption]) -> list[ListedOption]:
 def catalog() -> Catalog:
     """Every benchmark with its tasks and their options, every memory with its settings,
     m3kit's providers with their options, and where other models come in."""
-    from m3kit.memory.registry import MemoryPluginError, memory_sources, refused_memories
+    from m3kit.memory.registry import MemoryPluginError, discover_memories
 
     benchmarks = [
         ListedBenchmark(
@@ -323,8 +323,8 @@ def catalog() -> Catalog:
         for b in BENCHMARKS
     ]
     memories: list[ListedMemory] = []
-    refused = refused_memories()
-    for source in memory_sources():
+    sources, refused = discover_memories()
+    for source in sources:
         try:
             memories.append(_memory(source))
         except MemoryPluginError as exc:  # a plugin that does not load: listed with why

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import EntryPoint, entry_points
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from m3kit.errors import M3kitError
 from m3kit.memory.base import Memory
@@ -40,9 +40,11 @@ __all__ = [
     "BUILTIN_PACKAGE",
     "ENTRY_POINT_GROUP",
     "NO_MEMORY",
+    "MemoryDiscovery",
     "MemoryPluginError",
     "MemorySource",
     "check_finite_settings",
+    "discover_memories",
     "make_memory",
     "memory_factory",
     "memory_names",
@@ -136,22 +138,23 @@ def _package(entry_point: EntryPoint) -> str:
     return dist.name if dist is not None else entry_point.module.split(".")[0]
 
 
-def memory_sources() -> list[MemorySource]:
-    """Every memory a name can mean (``none`` aside), built-ins first in their order, then the
-    plugins' memories by name; nothing is imported. A name two sources declare (a plugin
-    taking a built-in's name, or two packages one name) is left out here and refused when it
-    is looked up (``refused_memories``); every other name works."""
-    refused = refused_memories()
-    return [source for source in _declared() if source.name not in refused]
+class MemoryDiscovery(NamedTuple):
+    """What one reading of the installed packages finds: the memories a name can mean
+    (``none`` aside; built-ins first in their order, then the plugins' by name) and the names
+    that cannot be used, each with why."""
+
+    sources: list[MemorySource]
+    refused: dict[str, str]
 
 
-def refused_memories() -> dict[str, str]:
-    """Each name that cannot be used, with why: a plugin that takes the name of a built-in
-    (or ``none``), or a name two packages declare. Which memory a name means must never
-    depend on what happens to be installed, so such a name means none of them; the other
-    names are not affected."""
+def discover_memories() -> MemoryDiscovery:
+    """Every memory by name, from one reading of the entry points; nothing is imported. A
+    name two sources declare (a plugin taking a built-in's name or ``none``, or two packages
+    one name) is refused: which memory a name means must never depend on what happens to be
+    installed, so such a name means none of them; the other names are not affected."""
+    declared = _declared()
     by_name: dict[str, list[MemorySource]] = {}
-    for source in _declared():
+    for source in declared:
         by_name.setdefault(source.name, []).append(source)
     refused: dict[str, str] = {}
     for name, sources in by_name.items():
@@ -165,7 +168,18 @@ def refused_memories() -> dict[str, str]:
                 f"{sources[1].describe()} takes the name of {sources[0].describe()}: rename one "
                 f"of the entry points in group {ENTRY_POINT_GROUP}, or uninstall one of the "
                 "packages")
-    return refused
+    usable = [source for source in declared if source.name not in refused]
+    return MemoryDiscovery(usable, refused)
+
+
+def memory_sources() -> list[MemorySource]:
+    """The memories a name can mean (``discover_memories().sources``)."""
+    return discover_memories().sources
+
+
+def refused_memories() -> dict[str, str]:
+    """The names that cannot be used, each with why (``discover_memories().refused``)."""
+    return discover_memories().refused
 
 
 def _declared() -> list[MemorySource]:
@@ -183,10 +197,9 @@ def memory_names() -> tuple[str, ...]:
 
 
 def _source(name: str) -> MemorySource:
-    refused = refused_memories()
+    sources, refused = discover_memories()
     if name in refused:
         raise MemoryPluginError(refused[name])
-    sources = memory_sources()
     found = next((source for source in sources if source.name == name), None)
     if found is None:
         known = ", ".join((NO_MEMORY, *(source.name for source in sources)))
