@@ -21,41 +21,41 @@ from m3kit.schema.evallog import LoggedSample
 NAMES = [b.name for b in BENCHMARKS]
 
 
-def refs_of(benchmark: Benchmark) -> list[tuple[str, Ref[Any]]]:
+def refs_of(declared: Benchmark) -> list[tuple[str, Ref[Any]]]:
     """Every ``Ref`` the declaration holds, by field (a tuple's members each)."""
     out = []
-    for field in dataclasses.fields(benchmark):
-        value = getattr(benchmark, field.name)
+    for field in dataclasses.fields(declared):
+        value = getattr(declared, field.name)
         members = value if isinstance(value, tuple) else (value,)
         out += [(field.name, ref) for ref in members if isinstance(ref, Ref)]
     return out
 
 
-@pytest.mark.parametrize("benchmark", BENCHMARKS, ids=NAMES)
-def test_every_ref_resolves_inside_the_benchmark_folder(benchmark: Benchmark) -> None:
-    refs = refs_of(benchmark)
+@pytest.mark.parametrize("declared", BENCHMARKS, ids=NAMES)
+def test_every_ref_resolves_inside_the_benchmark_folder(declared: Benchmark) -> None:
+    refs = refs_of(declared)
     # the scoring, the report, and the solvers and scorer the registry exposes by name
     assert sorted({name for name, _ in refs}) == ["components", "reporting", "scoring"]
     for name, ref in refs:
         module = ref.target.partition(":")[0]
-        assert module.startswith(f"m3kit.benchmarks.{benchmark.name}."), (name, ref.target)
+        assert module.startswith(f"m3kit.benchmarks.{declared.name}."), (name, ref.target)
         assert ref.load() is not None, (name, ref.target)
-    for ref in benchmark.components:
+    for ref in declared.components:
         assert callable(ref.load()) and ref.load().__name__ == ref.target.rpartition(":")[2]
-    assert benchmark.scorer in {ref.load().__name__ for ref in benchmark.components}
+    assert declared.scorer in {ref.load().__name__ for ref in declared.components}
 
 
-@pytest.mark.parametrize("benchmark", BENCHMARKS, ids=NAMES)
-def test_the_parts_are_the_protocols(benchmark: Benchmark) -> None:
-    scoring = benchmark.scoring.load()
-    reporting = benchmark.reporting.load()
+@pytest.mark.parametrize("declared", BENCHMARKS, ids=NAMES)
+def test_the_parts_are_the_protocols(declared: Benchmark) -> None:
+    scoring = declared.scoring.load()
+    reporting = declared.reporting.load()
     assert isinstance(scoring, BenchmarkScoring) and isinstance(reporting, BenchmarkReporting)
     assert issubclass(scoring.item, ScoreItem)
     # every part is declared: the score, its text, intervals, paired tests, the card
     assert all(getattr(scoring, f.name) is not None for f in dataclasses.fields(scoring))
     # each option of ``m3kit score <verb>`` is a keyword of score_predictions, and one that
     # items_from_predictions takes (the intervals read the items with the score's options)
-    options = {o.name for o in benchmark.score_command.options}
+    options = {o.name for o in declared.score_command.options}
     assert options <= set(inspect.signature(scoring.score_predictions).parameters)
     assert scoring.items_from_predictions is not None
     taken = inspect.signature(scoring.items_from_predictions).parameters
