@@ -48,3 +48,21 @@ def test_quickstart_writes_sections_logs_and_the_html_report(tmp_path: Path) -> 
     for name in figures:
         data = result.html.parent / name.replace(".png", ".json")
         assert data.is_file() and json.loads(data.read_text())
+
+
+def test_the_second_process_raises_what_failed_there(tmp_path: Path) -> None:
+    """SuperMemory-VQA's part and half the suite run in a spawned process: its failure (here an
+    unknown model provider, refused before any work) comes back as the m3kit error it was."""
+    from m3kit.harness.preflight import PreflightError
+    from m3kit.quickstart import _second_part, _SecondProcess
+
+    said: list[str] = []
+    with _SecondProcess(_second_part, lambda stage, done, total: said.append(stage),
+                        supermemory_dir=tmp_path / "sm", suite_dir=tmp_path / "suite",
+                        log_dir=tmp_path / "logs", model="nosuch/model", limit=1, frames=0,
+                        memories=("none",), steps=[("none", "synth_nback")]) as part, \
+            pytest.raises(PreflightError) as err:
+        part.go_on()
+        part.result()
+    assert "nosuch/model" in str(err.value)
+    assert said == []  # it failed before its first stage

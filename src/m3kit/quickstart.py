@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -31,14 +31,17 @@ from m3kit.benchmarks.m3eval.answer_tables import (
     table_notes,
     uniform_answers,
 )
+from m3kit.errors import M3kitError
 from m3kit.metrics.bootstrap import MIN_UNITS, number_text
 from m3kit.schema.evallog import LoggedRun
 from m3kit.schema.report import ReportSection, Table
 
 if TYPE_CHECKING:
-    from inspect_ai.log import EvalLog
+    from inspect_ai.model import Model
 
 TASKS = ("synth_divided_attention", "synth_interference", "synth_interleaved", "synth_nback")
+# The paradigms the second process runs after SuperMemory-VQA's part (about half the work each).
+SECOND_PROCESS_TASKS = ("synth_interleaved", "synth_nback")
 DEFAULT_MEMORIES = ("none", "rag")
 # Frames per probe: the offline baseline reads every frame with OCR, so the quickstart shows it
 # fewer than M3Eval's 96 (16 over a 12 s probe: about two per 1.5 s beat) and spends the time on
@@ -82,28 +85,38 @@ def run_quickstart(
     with each memory, and write ``out_dir/report.md`` and the HTML report
     ``out_dir/report/index.html`` (these sections first, then M3Eval's Tables 1-3 and Figures
     9-11 as ``m3kit report`` draws them: the suite has no repetition probes for Figure 8)."""
+    from m3kit.harness.preflight import check_model
     from m3kit.synth import SuiteConfig, build_suite
 
     out = Path(out_dir)
     report = progress or (lambda _stage, _done, _total: None)
-    suite = build_suite(out / "suite", SuiteConfig.small(),
-                        progress=lambda stage, done, total: report(f"suite: {stage}", done, total))
-    from m3kit.report.logs import read_run
-
-    logs_by_memory = _evaluate(suite.root, out / "logs", model=model, memories=memories,
-                               frames=frames, limit=limit, progress=report)
-    runs = {memory: [read_run(log) for log in memory_logs]
-            for memory, memory_logs in logs_by_memory.items()}
-    sections = suite_sections(runs)
-    logs = [log.location for memory_logs in logs_by_memory.values() for log in memory_logs]
-    # further benchmarks' parts: one call each
-    from m3kit.benchmarks.supermemory.quickstart import quickstart_section
-
-    section, more_logs = quickstart_section(out / "supermemory", model=model, limit=limit,
-                                            progress=report, read_run=read_run,
-                                            memories=memories)
-    sections.append(section)
-    logs += more_logs
+    # One model for every run, as `m3kit eval A B` does: its embedder loads once and its
+    # evidence embeddings (the same questions and frames with and without memory) are computed
+    # once, instead of once per run.
+    resolved = check_model(model)
+    # Two processes share the work, so that both cores stay busy while one waits on a
+    # single-threaded step (video encoding, a model answer, writing a log): this one renders the
+    # suite and runs the first M3Eval paradigms; the second runs SuperMemory-VQA's part, then
+    # the last paradigms once the suite is there. The parts share nothing but the caches (files,
+    # safe across processes), and each paradigm reads its own frames, so no OCR is done twice.
+    steps = [(memory, task) for memory in memories for task in TASKS]
+    here = [step for step in steps if step[1] not in SECOND_PROCESS_TASKS]
+    with _SecondProcess(_second_part, report,
+                        supermemory_dir=out / "supermemory", suite_dir=out / "suite",
+                        log_dir=out / "logs", model=model, limit=limit, frames=frames,
+                        memories=tuple(memories),
+                        steps=[s for s in steps if s not in here]) as second:
+        suite = build_suite(out / "suite", SuiteConfig.small(),
+                            progress=lambda stage, done, total: report(f"suite: {stage}", done,
+                                                                       total))
+        second.go_on()  # the suite is complete: the second process may read it
+        done = _evaluate(suite.root, out / "logs", model=resolved, steps=here, frames=frames,
+                         limit=limit, progress=report)
+        theirs = second.result()
+    done.update(theirs.m3eval)
+    runs = {memory: [done[(memory, task)].run for task in TASKS] for memory in memories}
+    sections = [*suite_sections(runs), theirs.supermemory]
+    logs = [done[step].location for step in steps] + theirs.supermemory_logs
     report("report", 0, 1)
     from m3kit.report.build import build_report
 
@@ -114,23 +127,142 @@ def run_quickstart(
                             sections=sections)
 
 
-def _evaluate(suite: Path, log_dir: Path, *, model: str, memories: Sequence[str], frames: int,
-              limit: int | None, progress: Progress) -> dict[str, list[EvalLog]]:
-    """Run every task with each memory; the logs by memory (``none``: direct)."""
-    from m3kit.benchmarks import run_benchmark_task
+class _StepRun(BaseModel):
+    """One (memory, task) run of the suite: what its log holds, and where the log is."""
 
-    steps = [(memory, task) for memory in memories for task in TASKS]
-    logs: dict[str, list[EvalLog]] = {}
-    for done, (memory, task) in enumerate(steps):
-        progress(f"eval: {task} ({memory})", done, len(steps))
+    run: LoggedRun
+    location: str
+
+
+class _SecondPart(BaseModel):
+    """What the second process made: SuperMemory-VQA's section and logs, and its M3Eval runs."""
+
+    supermemory: ReportSection
+    supermemory_logs: list[str]
+    m3eval: dict[tuple[str, str], _StepRun]
+
+
+def _second_part(progress: Progress, suite_ready: Any, *, supermemory_dir: Path, suite_dir: Path,
+                 log_dir: Path, model: str, limit: int | None, frames: int,
+                 memories: tuple[str, ...], steps: list[tuple[str, str]]) -> _SecondPart:
+    """The second process's share: SuperMemory-VQA's part, then ``steps`` of the suite once
+    ``suite_ready`` is set (the first process renders it meanwhile)."""
+    from m3kit.benchmarks.supermemory.quickstart import quickstart_section
+    from m3kit.harness.preflight import check_model
+    from m3kit.report.logs import read_run
+    from m3kit.synth import SuiteConfig, build_suite
+
+    resolved = check_model(model)
+    section, logs = quickstart_section(supermemory_dir, model=resolved, limit=limit,
+                                       progress=progress, read_run=read_run, memories=memories)
+    suite_ready.wait()
+    suite = build_suite(suite_dir, SuiteConfig.small())  # complete: read, not rendered again
+    done = _evaluate(suite.root, log_dir, model=resolved, steps=steps, frames=frames,
+                     limit=limit, progress=progress)
+    return _SecondPart(supermemory=section, supermemory_logs=logs, m3eval=done)
+
+
+class _SecondProcess:
+    """``work(progress, event, **kwargs)`` in a spawned process, its progress reported here as
+    it comes (from a listening thread), ``event`` set by ``go_on()``; ``result()`` waits for its
+    return value or raises what it raised (an m3kit error as itself, anything else as a
+    ``RuntimeError`` with its traceback).
+    Leaving the block before ``result()`` (an error, an interrupt) stops the process."""
+
+    def __init__(self, work: Callable[..., object], progress: Progress, **kwargs: object) -> None:
+        import multiprocessing
+        import threading
+
+        context = multiprocessing.get_context("spawn")  # no forked inspect or thread state
+        self._messages = context.Queue()
+        self._go_on = context.Event()
+        self._process = context.Process(target=_second_process_main,
+                                        args=(work, self._messages, self._go_on, kwargs),
+                                        daemon=True)
+        self._progress = progress
+        self._outcome: tuple[str, object] | None = None
+        self._ended = threading.Event()
+        self._listener = threading.Thread(target=self._listen, name="m3kit-second-process",
+                                          daemon=True)
+
+    def __enter__(self) -> _SecondProcess:
+        self._process.start()
+        self._listener.start()
+        return self
+
+    def go_on(self) -> None:
+        """Tell the work that what it waits for (its second argument) is there."""
+        self._go_on.set()
+
+    def result(self) -> Any:
+        self._ended.wait()
+        if self._outcome is None:
+            raise M3kitError(f"the second quickstart process ended without a result "
+                             f"(exit code {self._process.exitcode})")
+        kind, value = self._outcome
+        if kind == "error":
+            raise value if isinstance(value, BaseException) else RuntimeError(value)
+        return value
+
+    def _listen(self) -> None:
+        import queue
+
+        while True:
+            try:
+                kind, value = self._messages.get(timeout=1.0)
+            except queue.Empty:
+                if self._process.is_alive() or self._process.exitcode is None:
+                    continue
+                break  # it ended without saying so (killed)
+            if kind == "progress":
+                self._progress(*value)
+            else:
+                self._outcome = (kind, value)
+                break
+        self._ended.set()
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._ended.is_set() and self._process.is_alive():
+            self._process.terminate()
+        self._process.join()
+        self._listener.join()
+
+
+def _second_process_main(work: Callable[..., object], messages: Any, go_on: Any,
+                         kwargs: dict[str, object]) -> None:
+    """The second process: run ``work``, sending progress as it comes, then its outcome."""
+    import traceback
+
+    def progress(stage: str, done: int, total: int) -> None:
+        messages.put(("progress", (stage, done, total)))
+
+    try:
+        messages.put(("result", work(progress, go_on, **kwargs)))
+    except M3kitError as exc:
+        messages.put(("error", exc))
+    except BaseException:  # noqa: BLE001 (any failure is sent back to the parent, as text)
+        messages.put(("error", traceback.format_exc()))
+
+
+def _evaluate(
+    suite: Path, log_dir: Path, *, model: Model, steps: Sequence[tuple[str, str]], frames: int,
+    limit: int | None, progress: Progress,
+) -> dict[tuple[str, str], _StepRun]:
+    """Run each (memory, task) step (memory ``none``: direct); the runs by step."""
+    from m3kit.benchmarks import run_benchmark_task
+    from m3kit.report.logs import read_run
+
+    done: dict[tuple[str, str], _StepRun] = {}
+    for n, (memory, task) in enumerate(steps):
+        progress(f"eval: {task} ({memory})", n, len(steps))
         log = run_benchmark_task(
             task, model, memory=None if memory == "none" else memory,
             task_args={"suite": str(suite),
                                  **({} if task == "synth_nback" else {"frames": frames})},
             limit=limit, log_dir=log_dir,
         )
-        logs.setdefault(memory, []).append(log)
-    return logs
+        done[(memory, task)] = _StepRun(run=read_run(log), location=log.location)
+    return done
 
 
 def suite_sections(runs: Mapping[str, Sequence[LoggedRun]]) -> list[ReportSection]:

@@ -8,7 +8,7 @@ import av
 import numpy as np
 import pytest
 
-from m3kit.errors import DecodeTimeoutError, SamplingError
+from m3kit.errors import CorruptMediaError, DecodeTimeoutError, SamplingError
 from m3kit.media import Resize, VideoDecoder, VideoIndex, decode_frames, plan_decode
 from m3kit.media.generate import read_frame_code
 
@@ -155,3 +155,84 @@ def test_decoding_is_bounded_in_time(bframe_video):
           pytest.raises(DecodeTimeoutError) as err):
         decoder.get_frames(list(range(0, 1000, 3)))
     assert str(bframe_video) in str(err.value)
+
+
+# -- parallel runs: several decoders on one request, the same frames in the same order ----------
+
+
+def test_parallel_runs_give_the_frames_of_one_decoder(bframe_video, bframe_reference):
+    rng = np.random.default_rng(11)
+    with VideoDecoder(bframe_video, workers=1) as one, \
+            VideoDecoder(bframe_video, workers=3) as many:
+        for _ in range(12):
+            k = int(rng.integers(2, 50))
+            wanted = rng.choice(len(bframe_reference), size=k, replace=True).tolist()
+            frames = many.get_frames(wanted)
+            assert [read_frame_code(f) for f in frames] == wanted
+            for i, frame in zip(wanted, frames, strict=True):
+                assert np.array_equal(frame, bframe_reference[i]), f"frame {i}"
+            one.get_frames(wanted)
+            # the same plan, the same work: only who does it changes
+            assert many.last_stats.seeks == one.last_stats.seeks
+            assert many.last_stats.frames == one.last_stats.frames
+            assert one.last_stats.workers == 1
+            if one.last_stats.seeks >= 2:
+                assert many.last_stats.workers > 1
+
+
+def test_a_dense_request_is_one_pass_on_one_decoder(bframe_video):
+    with VideoDecoder(bframe_video, workers=4) as decoder:
+        decoder.get_frames(list(range(0, 400, 2)))
+        assert decoder.last_stats.strategy == "sequential" and decoder.last_stats.workers == 1
+
+
+def test_a_request_never_goes_on_from_where_the_last_one_stopped(bframe_video, bframe_reference):
+    """Frames 11-14 are unreferenced B-frames that the request for frame 10 skipped, or that
+    came out with frame 10's packet: gone from the decoder, so the next request starts over."""
+    for workers in (1, 3):
+        with VideoDecoder(bframe_video, workers=workers) as decoder:
+            decoder.get_frame(10)
+            wanted = [12, 14, 420, 730, 980]  # 12 and 14 from the start of the file; the rest seek
+            frames = decoder.get_frames(wanted)
+            assert decoder.last_stats.strategy == "mixed"
+            assert decoder.last_stats.workers == min(workers, 3)
+        for i, frame in zip(wanted, frames, strict=True):
+            assert np.array_equal(frame, bframe_reference[i])
+
+
+def test_parallel_frames_come_in_index_order_and_stop_cleanly(bframe_video):
+    wanted = [990, 5, 260, 610, 333, 870]
+    with VideoDecoder(bframe_video, workers=3) as decoder:
+        assert [i for i, _ in decoder.iter_frames(wanted)] == sorted(wanted)
+        frames = decoder.iter_frames(wanted)
+        assert next(frames)[0] == 5
+        frames.close()  # the consumer stops: running runs are waited for, nothing breaks
+        assert read_frame_code(decoder.get_frame(611)) == 611
+
+
+def test_a_damaged_gop_fails_at_the_same_frame_with_parallel_runs(bframe_video, tmp_path):
+    """The keyframe of the GOP holding frame 500 is overwritten: each way of decoding yields the
+    frames before it, then names the same first frame that does not decode."""
+    with av.open(str(bframe_video)) as container:
+        packets = [(p.pos, p.size) for p in container.demux(video=0)
+                   if p.pts is not None and p.is_keyframe]
+    position, size = packets[10]  # a keyframe every 50 frames: frame 500's
+    damaged = tmp_path / "damaged.mp4"
+    data = bytearray(bframe_video.read_bytes())
+    data[position + 4 : position + size] = bytes(size - 4)  # keep the NAL length, zero the rest
+    damaged.write_bytes(bytes(data))
+    outcomes = []
+    for workers in (1, 3):
+        got = []
+        with VideoDecoder(damaged, workers=workers) as decoder, \
+                pytest.raises(CorruptMediaError) as err:
+            for i, _ in decoder.iter_frames([10, 300, 510, 800]):
+                got.append(i)
+        outcomes.append((got, err.value.record, str(err.value)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == [10, 300] and outcomes[0][1] == "frame 498"  # B-frames: 498 first
+
+
+def test_workers_must_be_positive(bframe_video):
+    with pytest.raises(ValueError, match="workers"):
+        VideoDecoder(bframe_video, workers=0)

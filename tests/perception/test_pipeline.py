@@ -105,6 +105,17 @@ def test_ray_executor_gives_the_in_process_results(ray_cluster, tmp_path):
 
 
 @pytest.mark.slow
+def test_more_ray_workers_than_cluster_cpus_share_them(ray_cluster, tmp_path):
+    """3 workers on the fixture's 2-CPU cluster: an actor reserving a whole CPU would never
+    start and the run would wait forever; sharing, every job is done."""
+    config = PerceptionConfig(speech="none", detector="none")
+    jobs = [PerceptionJob(id=f"v{n}", frames=_frames(tmp_path / str(n), 2)) for n in range(3)]
+    done = run_jobs(jobs, config, executor="ray", workers=3)
+    assert [r.job for r in done] == ["v0", "v1", "v2"]
+    assert all(len(r.frames) == 2 for r in done)
+
+
+@pytest.mark.slow
 def test_ray_built_index_is_the_in_process_index(ray_cluster, tmp_path):
     from m3kit.memory import MemoryEvent
     from m3kit.memory.store import IndexStore

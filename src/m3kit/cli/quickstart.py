@@ -41,17 +41,17 @@ def quickstart(
                          path=out_dir, field="--out")
     console = Console()
     errors = Console(stderr=True)
-    stages: list[str] = []
+    stages: set[str] = set()
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=errors) as bar:
         task = bar.add_task("quickstart", total=None)
 
         def progress(stage: str, done: int, total: int) -> None:
             bar.update(task, description=stage, completed=done, total=total)
-            if not errors.is_terminal and (not stages or stages[-1] != stage):
+            if not errors.is_terminal and stage not in stages:
                 # a pipe or a file gets no live bar: one line per stage, so a long run
-                # is never silent there
-                stages.append(stage)
+                # is never silent there (the two parts' stages interleave: each said once)
+                stages.add(stage)
                 errors.print(f"quickstart: {stage}", markup=False, highlight=False)
 
         result = run_quickstart(out_dir, model=model, frames=frames, limit=limit,

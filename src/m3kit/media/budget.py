@@ -28,6 +28,14 @@ def frame_bytes(width: int, height: int) -> int:
     return int(width) * int(height) * RGB_BYTES_PER_PIXEL
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, which a container or ``taskset`` may
+    narrow below the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def usable_memory_bytes() -> int:
     """Memory this process may use: physical memory, or less when a limit says so."""
     limits: list[int] = []

@@ -10,13 +10,21 @@ hold wanted frames. All indices of one request are served in one pass over the f
 Two savings on top of the plan: only wanted frames are converted to RGB, and packets of frames that
 no other frame references (non-reference B-frames) are skipped unless wanted, which changes no
 other frame.
+
+The runs of a plan that start with a seek are independent of each other: with ``workers`` > 1 they
+are decoded on a pool of threads, each thread with a decoder of its own (PyAV releases the GIL
+while FFmpeg demuxes and decodes), and frames still come out in index order. One decoder with
+FFmpeg's frame threads cannot do that on sparse requests: after every seek its threads refill
+from the keyframe, so a cold request used about one core (issue 25).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Self
@@ -26,10 +34,11 @@ import av.error
 import numpy as np
 
 from m3kit.errors import CorruptMediaError, DecodeTimeoutError, SamplingError
-from m3kit.media.budget import check_frames_fit
+from m3kit.media.budget import check_frames_fit, usable_cpus
 from m3kit.media.container import check_not_still, open_video
 from m3kit.media.index import VideoIndex, scan_index
 from m3kit.media.info import VideoInfo, info_from_index
+from m3kit.media.ordered import in_order
 from m3kit.media.resize import Resize
 
 # A seek costs about as much as decoding this many frames (demuxer reset, decoder flush, threads
@@ -43,6 +52,15 @@ TIMEOUT_REFERENCE_PIXELS = 1920 * 1080
 # Frame threading keeps a frame in flight per thread; past this many bytes in flight (8000x8000
 # on 3 threads: 288 MB) the decoder uses slice threads, which hold no extra frame.
 FRAME_THREADS_MAX_BYTES = 256 * 2**20
+
+# Parallel runs: at most this many decoder threads per request (more rarely pays: a request
+# holds 64-96 targets, so a few GOPs per thread), and each thread may be this many runs ahead of
+# the one being returned.
+MAX_DECODE_WORKERS = 8
+RUNS_AHEAD_PER_WORKER = 2
+# Decoded frames (yuv420p) held by runs finished ahead of the consumer stay under this; a request
+# that would hold more (huge frames, dense runs) is decoded by one decoder.
+PARALLEL_MAX_BYTES_AHEAD = 512 * 2**20
 
 # Frames a decoder may hold back for reordering (H.264 allows 16 in its picture buffer): how far
 # past a refused packet a damaged frame is looked for.
@@ -90,6 +108,14 @@ class DecodeStats:
     seconds: float = 0.0
     planned_frames: int = 0
     reseeks: list[int] = field(default_factory=list)  # targets that needed an earlier keyframe
+    workers: int = 1  # decoders that worked on the request at once (1: one sequential pass)
+
+    def add(self, run: DecodeStats) -> None:
+        """Count one parallel run's work into the request's."""
+        self.seeks += run.seeks
+        self.packets += run.packets
+        self.frames += run.frames
+        self.reseeks += run.reseeks
 
 
 def plan_decode(
@@ -170,12 +196,18 @@ class VideoDecoder:
         timeout_s: float | None = None,
         seek_cost: int = SEEK_COST_FRAMES,
         skip_nonref: bool = True,
+        workers: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.timeout_s = timeout_s
         self.seek_cost = seek_cost
         self.skip_nonref = skip_nonref
+        # Decoders working on one request's independent runs (None: one per usable CPU).
+        self.workers = min(MAX_DECODE_WORKERS, usable_cpus()) if workers is None else workers
+        if self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
         self._threads = threads
+        self._helpers: list[VideoDecoder] = []  # decoders of parallel runs, kept for reuse
         self._container, self._stream = open_video(self.path)
         try:
             if index is None:
@@ -252,8 +284,10 @@ class VideoDecoder:
     def iter_frames(self, indices: Sequence[int]) -> Iterator[tuple[int, av.VideoFrame]]:
         """Yield ``(index, frame)`` for the wanted indices in ascending order, one pass."""
         wanted = sorted(set(self._validate(indices)))
-        here = self._position if self._position >= 0 and not self._eof_sent else -1
-        plan = plan_decode(self.index, wanted, seek_cost=self.seek_cost, position=here)
+        # Every request plans from the start of the file, never from where the last one stopped:
+        # frames that the last request's final packet produced, or that it skipped as
+        # unreferenced, are gone from the decoder, so going on could lose a wanted frame.
+        plan = plan_decode(self.index, wanted, seek_cost=self.seek_cost)
         stats = DecodeStats(strategy=plan.strategy, planned_frames=plan.estimated_frames)
         self.last_stats = stats
         budget = self.timeout_s
@@ -264,10 +298,65 @@ class VideoDecoder:
         clock = _DecodeClock(budget, self.path)
         if not self.index.has_timestamps:
             yield from self._count_frames(wanted, stats, clock)
+        elif self._parallel_pays(plan):
+            yield from self._parallel_runs(plan, stats, clock)
         else:
             for run in plan.runs:
                 yield from self._run(run, stats, clock)
         stats.seconds = clock.spent
+
+    # -- parallel runs ----------------------------------------------------------------------------
+
+    def _parallel_pays(self, plan: DecodePlan) -> bool:
+        """Several decoders for this plan: more than one independent run, and the frames runs
+        finished ahead of the consumer would hold stay bounded."""
+        if self.workers < 2 or plan.seeks < 2:
+            return False
+        width, height = self.frame_size
+        largest = max(len(run.targets) for run in plan.runs)
+        ahead = self.workers * RUNS_AHEAD_PER_WORKER
+        return ahead * largest * width * height * 3 // 2 <= PARALLEL_MAX_BYTES_AHEAD
+
+    def _parallel_runs(
+        self, plan: DecodePlan, stats: DecodeStats, clock: _DecodeClock
+    ) -> Iterator[tuple[int, av.VideoFrame]]:
+        """The plan's runs decoded on a thread pool, frames yielded in index order.
+
+        A run without a seek (from the start of the file) is decoded by this decoder; every run
+        that seeks goes to a helper decoder (one FFmpeg thread each: the parallelism is
+        across runs). Each run is timed against the whole request's budget. A damaged frame
+        raises when its run's turn comes, after every frame before it, as a sequential pass
+        would.
+        """
+        pool = _DecoderPool(self, limit=min(self.workers, plan.seeks))
+        workers = min(self.workers, len(plan.runs))
+        stats.workers = workers
+
+        def decode(run: DecodeRun) -> tuple[list[tuple[int, av.VideoFrame]], DecodeStats]:
+            decoder = pool.take(primary=run.seek_to is None)
+            run_stats = DecodeStats()
+            try:
+                frames = list(decoder._run(run, run_stats, _DecodeClock(clock.budget, self.path)))
+            finally:
+                pool.give(decoder)
+            return frames, run_stats
+
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="m3kit-decode") as pool_:
+            for frames, run_stats in in_order(pool_, decode, plan.runs,
+                                              ahead=workers * RUNS_AHEAD_PER_WORKER):
+                stats.add(run_stats)
+                for i, frame in frames:
+                    clock.pause()
+                    yield i, frame
+                    clock.resume()
+
+    def _helper(self) -> VideoDecoder:
+        """A new decoder of the same file for parallel runs (the index is shared, not rescanned)."""
+        helper = VideoDecoder(self.path, index=self.index, threads=1, workers=1,
+                              timeout_s=self.timeout_s, seek_cost=self.seek_cost,
+                              skip_nonref=self.skip_nonref)
+        self._helpers.append(helper)
+        return helper
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -318,9 +407,9 @@ class VideoDecoder:
         if run.seek_to is not None:
             self._seek(run.seek_to)
             stats.seeks += 1
-        elif self._position >= targets[0] or self._position < -1 or self._eof_sent:
-            # The plan never goes back, but a reused decoder may have to; and a decoder that was
-            # drained at the end of the file or sought elsewhere cannot simply go on.
+        elif self._position != -1 or self._eof_sent:
+            # A run without a seek starts at the start of the file: a decoder that has decoded
+            # anything (an earlier request) starts over.
             self._reopen()
         seek_to = run.seek_to
         k = 0
@@ -470,6 +559,9 @@ class VideoDecoder:
     # -- lifetime ---------------------------------------------------------------------------------
 
     def close(self) -> None:
+        for helper in self._helpers:
+            helper.close()
+        self._helpers.clear()
         self._container.close()
 
     def __enter__(self) -> Self:
@@ -477,6 +569,48 @@ class VideoDecoder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _DecoderPool:
+    """The decoders one parallel request may use, each by one thread at a time: the primary
+    (which decodes the run from the start of the file, if any) and up to ``limit`` helpers,
+    opened on first need and kept by the primary for its later requests."""
+
+    def __init__(self, primary: VideoDecoder, *, limit: int) -> None:
+        self._primary = primary
+        self._free = list(primary._helpers)
+        self._primary_free = True
+        self._opened = len(self._free)
+        self._limit = limit
+        self._changed = threading.Condition()
+
+    def take(self, *, primary: bool) -> VideoDecoder:
+        with self._changed:
+            while True:
+                if primary and self._primary_free:
+                    self._primary_free = False
+                    return self._primary
+                if not primary and self._free:
+                    return self._free.pop()
+                if not primary and self._opened < self._limit:
+                    self._opened += 1
+                    break
+                self._changed.wait()
+        try:
+            return self._primary._helper()
+        except BaseException:
+            with self._changed:
+                self._opened -= 1
+                self._changed.notify_all()
+            raise
+
+    def give(self, decoder: VideoDecoder) -> None:
+        with self._changed:
+            if decoder is self._primary:
+                self._primary_free = True
+            else:
+                self._free.append(decoder)
+            self._changed.notify_all()
 
 
 def decode_frames(

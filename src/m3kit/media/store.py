@@ -54,7 +54,7 @@ from m3kit.files import (
     is_temp_name,
     new_temp_beside,
 )
-from m3kit.media.budget import check_frames_fit
+from m3kit.media.budget import check_frames_fit, usable_cpus
 from m3kit.media.container import open_video
 from m3kit.media.decode import VideoDecoder, frame_to_rgb
 from m3kit.media.identity import IdentityCache
@@ -203,7 +203,7 @@ class FrameStore:
                              else {"quality": jpeg_quality})
         self._pil_formats = (self._pil_format,)  # no probing of other formats
         self._identities = IdentityCache()
-        self._workers = min(MAX_WORKERS, _usable_cpus())
+        self._workers = min(MAX_WORKERS, usable_cpus())
         self._pid: int | None = None
         self._conn: sqlite3.Connection | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -743,12 +743,6 @@ def _prepare_root(root: Path, subdirs: Iterable[Path]) -> None:
                               path=root) from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise FrameStoreError("frame store root is not writable", path=root)
-
-
-def _usable_cpus() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:

@@ -319,8 +319,12 @@ def _run_on_ray(jobs: Sequence[PerceptionJob], config: PerceptionConfig, *, work
         ray.init(address=os.environ.get("RAY_ADDRESS") or None, ignore_reinit_error=True,
                  runtime_env={"env_vars": env} if env else None, log_to_driver=False,
                  include_dashboard=False)
-    worker = ray.remote(num_cpus=1)(_RayWorker)
-    pool = ActorPool([worker.remote(config.model_dump_json()) for _ in range(max(1, workers))])
+    workers = max(1, workers)
+    # An actor that reserves a whole CPU never starts on a cluster with fewer CPUs than workers,
+    # and the pool would wait for it forever: past the cluster's CPUs, the actors share them.
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    worker = ray.remote(num_cpus=min(1.0, cpus / workers))(_RayWorker)
+    pool = ActorPool([worker.remote(config.model_dump_json()) for _ in range(workers)])
     out: list[JobResult] = []
     payloads = [job.model_dump_json() for job in jobs]
     for n, raw in enumerate(pool.map(lambda actor, p: actor.run.remote(p), payloads)):

@@ -23,6 +23,7 @@ composed from).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections import Counter
@@ -259,7 +260,10 @@ def _run_all(fn, args: list[tuple], workers: int, stage: str, progress: Progress
             if progress is not None:
                 progress(stage, done, total)
         return results
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # spawned, not forked: the caller may hold threads (a progress listener, a model's pool)
+    # whose locks a forked child would inherit taken
+    with ProcessPoolExecutor(max_workers=workers,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(fn, *a) for a in args]
         for done, fut in enumerate(futures, start=1):
             results.append(fut.result())

@@ -30,6 +30,7 @@ from m3kit.schema.report import ReportSection, Table
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
+    from inspect_ai.model import Model
 
     from m3kit.synth.ego import EgoSuite, EgoSuiteConfig
 
@@ -42,7 +43,7 @@ Progress = Callable[[str, int, int], None]
 ReadRun = Callable[["EvalLog"], LoggedRun]
 
 
-def quickstart_section(out_dir: Path, *, model: str, limit: int | None, progress: Progress,
+def quickstart_section(out_dir: Path, *, model: str | Model, limit: int | None, progress: Progress,
                        read_run: ReadRun, memories: Sequence[str] = ("none", "rag"),
                        config: EgoSuiteConfig | None = None) -> tuple[ReportSection, list[str]]:
     """Build (or reuse) the synthetic suite of ``config`` (default: the quickstart's, cached
