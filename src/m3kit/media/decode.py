@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Self
+from typing import Literal, Self, TypeVar
 
 import av
 import av.error
 import numpy as np
 
 from m3kit.errors import CorruptMediaError, DecodeTimeoutError, SamplingError
-from m3kit.media.budget import check_frames_fit, usable_cpus
+from m3kit.media.budget import check_frames_fit, frame_bytes, usable_cpus
 from m3kit.media.container import check_not_still, open_video
 from m3kit.media.index import VideoIndex, scan_index
 from m3kit.media.info import VideoInfo, info_from_index
@@ -69,6 +69,7 @@ _SOUGHT = -2
 _DRAINED = -3
 
 Strategy = Literal["sequential", "seek", "mixed"]
+Converted = TypeVar("Converted")  # what a request turns each decoded frame into
 
 
 @dataclass(frozen=True)
@@ -271,8 +272,9 @@ class VideoDecoder:
         check_frames_fit(len(set(wanted)), self.output_size(resize), self.frame_size,
                          budget_bytes=memory_budget, path=self.path)
         out: dict[int, np.ndarray] = {}
-        for i, frame in self.iter_frames(wanted):
-            out[i] = frame_to_rgb(frame, resize)
+        # converted where decoded: on the decoding threads when runs go in parallel
+        for i, rgb in self._decoded(wanted, lambda frame: frame_to_rgb(frame, resize)):
+            out[i] = rgb
             self.last_stats.converted += 1
             if on_frame is not None:
                 on_frame(i)
@@ -283,6 +285,12 @@ class VideoDecoder:
 
     def iter_frames(self, indices: Sequence[int]) -> Iterator[tuple[int, av.VideoFrame]]:
         """Yield ``(index, frame)`` for the wanted indices in ascending order, one pass."""
+        return self._decoded(indices, _as_decoded)
+
+    def _decoded(
+        self, indices: Sequence[int], convert: Callable[[av.VideoFrame], Converted]
+    ) -> Iterator[tuple[int, Converted]]:
+        """``(index, convert(frame))`` for the wanted indices in ascending order."""
         wanted = sorted(set(self._validate(indices)))
         # Every request plans from the start of the file, never from where the last one stopped:
         # frames that the last request's final packet produced, or that it skipped as
@@ -296,13 +304,13 @@ class VideoDecoder:
             per_frame = PER_FRAME_TIMEOUT_S * max(1.0, width * height / TIMEOUT_REFERENCE_PIXELS)
             budget = BASE_TIMEOUT_S + per_frame * (plan.estimated_frames + len(wanted))
         clock = _DecodeClock(budget, self.path)
-        if not self.index.has_timestamps:
-            yield from self._count_frames(wanted, stats, clock)
-        elif self._parallel_pays(plan):
-            yield from self._parallel_runs(plan, stats, clock)
+        if self.index.has_timestamps and self._parallel_pays(plan):
+            yield from self._parallel_runs(plan, stats, clock, convert)
         else:
-            for run in plan.runs:
-                yield from self._run(run, stats, clock)
+            frames = (self._count_frames(wanted, stats, clock) if not self.index.has_timestamps
+                      else (f for run in plan.runs for f in self._run(run, stats, clock)))
+            for i, frame in frames:
+                yield i, convert(frame)
         stats.seconds = clock.spent
 
     # -- parallel runs ----------------------------------------------------------------------------
@@ -315,12 +323,15 @@ class VideoDecoder:
         width, height = self.frame_size
         largest = max(len(run.targets) for run in plan.runs)
         ahead = self.workers * RUNS_AHEAD_PER_WORKER
-        return ahead * largest * width * height * 3 // 2 <= PARALLEL_MAX_BYTES_AHEAD
+        # RGB at the source size: the most a converted frame takes (yuv420p takes half)
+        return ahead * largest * frame_bytes(width, height) <= PARALLEL_MAX_BYTES_AHEAD
 
     def _parallel_runs(
-        self, plan: DecodePlan, stats: DecodeStats, clock: _DecodeClock
-    ) -> Iterator[tuple[int, av.VideoFrame]]:
-        """The plan's runs decoded on a thread pool, frames yielded in index order.
+        self, plan: DecodePlan, stats: DecodeStats, clock: _DecodeClock,
+        convert: Callable[[av.VideoFrame], Converted],
+    ) -> Iterator[tuple[int, Converted]]:
+        """The plan's runs decoded (and their frames converted) on a thread pool, frames
+        yielded in index order.
 
         A run without a seek (from the start of the file) is decoded by this decoder; every run
         that seeks goes to a helper decoder (one FFmpeg thread each: the parallelism is
@@ -332,11 +343,12 @@ class VideoDecoder:
         workers = min(self.workers, len(plan.runs))
         stats.workers = workers
 
-        def decode(run: DecodeRun) -> tuple[list[tuple[int, av.VideoFrame]], DecodeStats]:
+        def decode(run: DecodeRun) -> tuple[list[tuple[int, Converted]], DecodeStats]:
             decoder = pool.take(primary=run.seek_to is None)
             run_stats = DecodeStats()
             try:
-                frames = list(decoder._run(run, run_stats, _DecodeClock(clock.budget, self.path)))
+                frames = [(i, convert(frame)) for i, frame in
+                          decoder._run(run, run_stats, _DecodeClock(clock.budget, self.path))]
             finally:
                 pool.give(decoder)
             return frames, run_stats
@@ -635,6 +647,10 @@ def frame_to_rgb(frame: av.VideoFrame, resize: Resize | None = None) -> np.ndarr
         return frame.to_ndarray(format="rgb24")
     width, height = resize.size_for(frame.width, frame.height)
     return frame.to_ndarray(width=width, height=height, format="rgb24", interpolation="AREA")
+
+
+def _as_decoded(frame: av.VideoFrame) -> av.VideoFrame:
+    return frame
 
 
 def _ffmpeg_reason(exc: Exception) -> str:
