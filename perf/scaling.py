@@ -346,6 +346,7 @@ def decode_runs(video: Path, workers: Sequence[int], count: int, repeats: int,
     digests: dict[int, set[str]] = {w: set() for w in workers}
     for repeat in range(repeats):
         for w in workers:
+            progress.label = f"decode workers={w} run {repeat + 1}"
             with VideoDecoder(video, workers=w) as decoder:
                 indices = uniform_indices(len(decoder), count)
                 start = time.perf_counter()
@@ -599,6 +600,7 @@ def measure_perception(args: argparse.Namespace, report: Report, work: Path,
             if jobs is large and executor == "inprocess":
                 texts = [text for text in ocr.values() if text]
         report.fits.append(fit(*points))
+    progress.label = "embedding"
     report.embedding = embed(texts, len(frames))
     progress.say(f"embedding: {len(texts)} texts in {report.embedding.wall_s:.2f}s")
     report.model = cost_model(report.fits, report.embedding, args.frames, args.job_frames)

@@ -79,10 +79,12 @@ class CachedTextReader:
         return [lines_text(lines) for lines in self.read(images)]
 
 
-def default_text_reader(min_score: float = 0.5) -> CachedTextReader:
+def default_text_reader(min_score: float = 0.5, *, workers: int | None = None) -> CachedTextReader:
     """RapidOCR behind the user's shared OCR cache (``cache_dir()/ocr``): the reader every
-    offline component uses unless given another, so a frame is read once for all of them."""
+    offline component uses unless given another, so a frame is read once for all of them.
+    ``workers``: engines reading at once (None: one per usable CPU)."""
     from m3kit.paths import cache_dir
     from m3kit.perception.ocr import RapidTextReader
 
-    return CachedTextReader(RapidTextReader(min_score=min_score), cache_dir() / "ocr")
+    return CachedTextReader(RapidTextReader(min_score=min_score, workers=workers),
+                            cache_dir() / "ocr")

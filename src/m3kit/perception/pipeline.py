@@ -139,15 +139,16 @@ Progress = Callable[[int, int], None]
 """Called after each finished job with (jobs done, jobs in all): a progress bar's feed."""
 
 
-def default_perceivers(config: PerceptionConfig) -> Perceivers:
-    """The offline defaults ``config`` names: RapidOCR behind the shared OCR cache, the colour
-    region detector, Whisper tiny.en. Nothing loads before first use."""
+def default_perceivers(config: PerceptionConfig, *, ocr_workers: int | None = None) -> Perceivers:
+    """The offline defaults ``config`` names: RapidOCR behind the shared OCR cache (with
+    ``ocr_workers`` engines; None: one per usable CPU), the colour region detector, Whisper
+    tiny.en. Nothing loads before first use."""
     from m3kit.perception.cache import default_text_reader
     from m3kit.perception.detect import ColorRegionDetector
     from m3kit.perception.speech import WhisperRecognizer
 
     return Perceivers(
-        reader=default_text_reader() if config.ocr else None,
+        reader=default_text_reader(workers=ocr_workers) if config.ocr else None,
         detector=ColorRegionDetector() if config.detector == "color-regions" else None,
         recognizer=WhisperRecognizer() if config.speech == "whisper" else None,
     )
@@ -341,7 +342,9 @@ class _RayWorker:
 
     def __init__(self, config_json: str) -> None:
         self.config = PerceptionConfig.model_validate_json(config_json)
-        self.perceivers = default_perceivers(self.config)
+        # one OCR engine: the actors are the parallelism, each holding at most one CPU (one
+        # engine per CPU of the node in each actor would oversubscribe it workers-fold)
+        self.perceivers = default_perceivers(self.config, ocr_workers=1)
 
     def run(self, job_json: str) -> str:
         job = PerceptionJob.model_validate_json(job_json)
