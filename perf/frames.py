@@ -671,7 +671,7 @@ def machine_info() -> list[tuple[str, str]]:
     import numpy
 
     return [
-        ("CPU", _cpu_model()),
+        ("CPU", cpu_model()),
         ("CPUs usable", f"{len(os.sched_getaffinity(0))} (os.cpu_count() = {os.cpu_count()})"),
         ("OS", platform.platform()),
         ("Python", platform.python_version()),
@@ -684,11 +684,11 @@ def machine_info() -> list[tuple[str, str]]:
         ("torchcodec", torchcodec_unavailable() or _version("torchcodec")),
         ("numpy", numpy.__version__),
         ("m3kit", _version("m3kit")),
-        ("git commit", _git_commit()),
+        ("git commit", git_commit()),
     ]
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -705,7 +705,7 @@ def _version(module: str) -> str:
         return "not installed"
 
 
-def _git_commit() -> str:
+def git_commit() -> str:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],

@@ -38,7 +38,6 @@ import platform
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -48,6 +47,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+# the frame-sampling benchmark beside this script: the machine description both report
+from frames import cpu_model, git_commit
 from PIL import Image, ImageDraw, ImageFont
 
 from m3kit.media import VideoDecoder
@@ -408,35 +410,13 @@ def machine_info() -> dict[str, str]:
     import ray
 
     return {
-        "CPU": _cpu_model(),
+        "CPU": cpu_model(),
         "CPUs usable": f"{usable_cpus()} (os.cpu_count() = {os.cpu_count()})",
         "OS": platform.platform(),
         "Python": platform.python_version(),
         "ray": ray.__version__,
-        "git commit": _git_commit(),
+        "git commit": git_commit(),
     }
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _git_commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-
-    try:
-        return git("rev-parse", "--short", "HEAD") + (
-            " (dirty tree)" if git("status", "--porcelain") else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # -- the report ----------------------------------------------------------------------------------
