@@ -150,14 +150,12 @@ def _second_part(progress: Progress, suite_ready: Any, *, supermemory_dir: Path,
     from m3kit.benchmarks.supermemory.quickstart import quickstart_section
     from m3kit.harness.preflight import check_model
     from m3kit.report.logs import read_run
-    from m3kit.synth import SuiteConfig, build_suite
 
     resolved = check_model(model)
     section, logs = quickstart_section(supermemory_dir, model=resolved, limit=limit,
                                        progress=progress, read_run=read_run, memories=memories)
-    suite_ready.wait()
-    suite = build_suite(suite_dir, SuiteConfig.small())  # complete: read, not rendered again
-    done = _evaluate(suite.root, log_dir, model=resolved, steps=steps, frames=frames,
+    suite_ready.wait()  # set once the first process has built the suite in ``suite_dir``
+    done = _evaluate(suite_dir, log_dir, model=resolved, steps=steps, frames=frames,
                      limit=limit, progress=progress)
     return _SecondPart(supermemory=section, supermemory_logs=logs, m3eval=done)
 

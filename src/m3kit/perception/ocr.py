@@ -20,8 +20,8 @@ class RapidTextReader:
     ``min_score`` drops low-confidence lines (RapidOCR's own recognition score). A batch of
     images is read on ``workers`` engines at once (default: one per usable CPU), each engine with
     one ONNX Runtime thread. RapidOCR's default, one engine with ONNX Runtime's own thread pool,
-    was measured 3x slower on 256x256 video frames on 2 cores (48 frames: 5.8 s against 1.9 s,
-    the same text): intra-op threads on small images mostly spin and wait (issue 25).
+    was measured 2.7x slower on 256x256 frames on 2 cores (48 frames: 4.8 s against 1.8 s, the
+    same text; ``perf/ocr_engines.py``): intra-op threads on small images mostly spin and wait.
     """
 
     name = "rapidocr"
