@@ -10,15 +10,16 @@ Each verb is a thin call into ``m3kit.benchmarks.m3eval``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import Annotated
 
 import typer
 
 from m3kit.cli.options import CallAttemptsOption, CallTimeoutOption, QuietOption
+from m3kit.cli.progress import StageProgress
 from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT
 
-if TYPE_CHECKING:
-    from rich.console import Console
+_STAGE_LABELS = {"captions": "videos captioned", "questions": "question jobs",
+                 "nback": "N-back instances", "build": "pairs and N-back instances built"}
 
 app = typer.Typer(help="Build an M3Eval-style benchmark from your own videos.",
                   no_args_is_help=True)
@@ -52,7 +53,7 @@ def build(
                          seed=seed)
     from rich.console import Console
 
-    with _RichProgress(Console(stderr=True), quiet=quiet) as progress:
+    with StageProgress(Console(stderr=True), _STAGE_LABELS, quiet=quiet) as progress:
         def step(done: int, total: int) -> None:
             if done == 1:
                 progress.stage("build", total)
@@ -99,7 +100,7 @@ def generate(
     # fail in seconds on a missing key / unreachable server, before any video is touched
     resolved = check_model(model, parse_key_values(model_arg or [], "--model-arg"))
     console = Console(stderr=True)
-    progress = _RichProgress(console, quiet=quiet)
+    progress = StageProgress(console, _STAGE_LABELS, quiet=quiet)
     backend = InspectBackend(resolved, max_attempts=call_attempts, attempt_timeout=call_timeout,
                              notify=progress.message)
     config = GenerationConfig(caption_batches=batches, frames_per_batch=frames_per_batch,
@@ -151,48 +152,3 @@ def review(
     counts = {s: sum(v == s for v in statuses.values()) for s in ("accepted", "rejected",
                                                                  "pending")}
     typer.echo(", ".join(f"{n} {s}" for s, n in counts.items()) + f"  ({html_path})")
-
-
-_STAGE_LABELS = {"captions": "videos captioned", "questions": "question jobs",
-                 "nback": "N-back instances", "build": "pairs and N-back instances built"}
-
-
-class _RichProgress:
-    """``GenerationProgress`` as rich bars: one per stage (videos captioned, question jobs,
-    N-back instances), counting units reused from an earlier run apart. ``quiet``: no bars,
-    the messages still printed (retries, what a stage skipped)."""
-
-    def __init__(self, console: Console, *, quiet: bool = False) -> None:
-        from rich import progress as bars
-
-        self.console = console
-        self.quiet = quiet
-        self.bars = bars.Progress(
-            bars.TextColumn("[bold]{task.description}"), bars.BarColumn(),
-            bars.MofNCompleteColumn(), bars.TextColumn("{task.fields[reused]} reused"),
-            bars.TimeElapsedColumn(), bars.TimeRemainingColumn(), console=console)
-        self.tasks: dict[str, Any] = {}
-        self.reused: dict[str, int] = {}
-
-    def __enter__(self) -> Self:
-        if not self.quiet:
-            self.bars.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.quiet:
-            self.bars.stop()
-
-    def stage(self, name: str, total: int) -> None:
-        if total:
-            self.tasks[name] = self.bars.add_task(_STAGE_LABELS.get(name, name), total=total,
-                                                  reused=0)
-
-    def advance(self, name: str, *, reused: bool = False) -> None:
-        if name not in self.tasks:
-            return
-        self.reused[name] = self.reused.get(name, 0) + reused
-        self.bars.update(self.tasks[name], advance=1, reused=self.reused[name])
-
-    def message(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -1,9 +1,11 @@
-"""Rich progress bars for long CLI work."""
+"""Rich progress bars for long CLI work (and, in a pipe or a file, progress lines)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any, Self
 
 from rich.console import Console
 from rich.progress import (
@@ -70,3 +72,76 @@ def count_bars(console: Console) -> Iterator[Callable[[str, int, int], None]]:
     finally:
         if progress is not None:
             progress.stop()
+
+
+# In a pipe or a file (no live bars), at most this long between two progress lines: well inside
+# the 30 s a reader of a pipe should wait.
+STAGE_LINE_INTERVAL_S = 15.0
+
+
+class StageProgress:
+    """A construction pipeline's progress (the ``stage`` / ``advance`` / ``message`` protocol of
+    M3Eval's generation and SuperMemory-VQA's annotation): on a terminal one rich bar per stage,
+    counting units reused from an earlier run apart; in a pipe or a file one line per stage when
+    it starts, then at most every ``STAGE_LINE_INTERVAL_S`` seconds and when it ends.
+    ``labels`` names the stages; ``quiet``: neither bars nor lines, the messages still printed
+    (retries, what a stage skipped)."""
+
+    def __init__(self, console: Console, labels: Mapping[str, str], *,
+                 quiet: bool = False) -> None:
+        from rich import progress as bars
+
+        self.console = console
+        self.labels = dict(labels)
+        self.quiet = quiet
+        self.live = console.is_terminal and not quiet
+        self.bars = bars.Progress(
+            bars.TextColumn("[bold]{task.description}"), bars.BarColumn(),
+            bars.MofNCompleteColumn(), bars.TextColumn("{task.fields[reused]} reused"),
+            bars.TimeElapsedColumn(), bars.TimeRemainingColumn(), console=console)
+        self.tasks: dict[str, Any] = {}
+        self.totals: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.reused: dict[str, int] = {}
+        self.last_line: dict[str, float] = {}
+
+    def __enter__(self) -> Self:
+        if self.live:
+            self.bars.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live:
+            self.bars.stop()
+
+    def stage(self, name: str, total: int) -> None:
+        if not total:
+            return
+        self.totals[name] = total
+        self.done[name] = self.reused[name] = 0
+        if self.live:
+            self.tasks[name] = self.bars.add_task(self.labels.get(name, name), total=total,
+                                                  reused=0)
+        else:
+            self._line(name)
+
+    def advance(self, name: str, *, reused: bool = False) -> None:
+        if name not in self.totals:
+            return
+        self.done[name] += 1
+        self.reused[name] += reused
+        if self.live:
+            self.bars.update(self.tasks[name], advance=1, reused=self.reused[name])
+        elif (self.done[name] == self.totals[name]
+              or time.monotonic() - self.last_line[name] >= STAGE_LINE_INTERVAL_S):
+            self._line(name)
+
+    def message(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def _line(self, name: str) -> None:
+        self.last_line[name] = time.monotonic()
+        if self.quiet:
+            return
+        self.message(f"{self.labels.get(name, name)}: {self.done[name]} of {self.totals[name]}"
+                     f" ({self.reused[name]} reused)")

@@ -4,6 +4,8 @@
         a synthetic egocentric suite in the released layout (``m3kit.synth.ego``)
     m3kit supermemory stats --data ROOT [--json]
         the data set's statistics (the paper's appendix E), no predictions needed
+    m3kit supermemory annotate captions|questions ...
+        the two-stage annotation pipeline on your own recordings (``m3kit.cli.annotate``)
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="SuperMemory-VQA: a synthetic suite in the released layout.",
-                  no_args_is_help=True)
+from m3kit.cli import annotate
+
+app = typer.Typer(help="SuperMemory-VQA: a synthetic suite in the released layout, and the "
+                       "annotation pipeline for your own recordings.", no_args_is_help=True)
+app.add_typer(annotate.app, name="annotate")
 
 
 @app.command("synth")
