@@ -2,12 +2,13 @@
 
 Layers, lowest first: the floor (``m3kit`` itself, ``m3kit.errors``, ``m3kit.paths``,
 ``m3kit.files``) < ``schema`` < ``metrics`` < ``media`` < ``perception`` < ``memory`` <
-``models`` < ``synth`` < ``harness`` < ``benchmarks`` < ``report`` < ``cli`` (``m3kit.registry``,
-``m3kit.quickstart`` and ``m3kit.__main__`` sit at the cli level). A module may import modules of
-its own layer or of a lower one, except where the table's "knows nothing of" column names a
-lower layer (``synth`` knows nothing of ``models``; ``report`` nothing of ``harness`` and
-``memory``, how results were produced). Besides, no benchmark package imports another one
-(``m3kit.benchmarks.m3eval`` never imports ``m3kit.benchmarks.m3exam``); the package
+``models`` < ``synth`` < ``harness`` < ``benchmarks`` < ``report`` < ``review`` < ``cli``
+(``m3kit.registry``, ``m3kit.quickstart`` and ``m3kit.__main__`` sit at the cli level). A module
+may import modules of its own layer or of a lower one, except where the table's "knows nothing
+of" column names a lower layer (``synth`` knows nothing of ``models``; ``report`` nothing of
+``harness`` and ``memory``, how results were produced; ``review`` nothing of ``models``,
+``harness`` and ``memory``, how items were generated). Besides, no benchmark package imports
+another one (``m3kit.benchmarks.m3eval`` never imports ``m3kit.benchmarks.m3exam``); the package
 ``m3kit.benchmarks`` itself, the list of declarations, may import all of them.
 
 Every ``.py`` file under ``src/m3kit`` is parsed with ``ast`` and every import in it counts:
@@ -50,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("harness", ("m3kit.harness",)),
     ("benchmarks", ("m3kit.benchmarks",)),
     ("report", ("m3kit.report",)),
+    ("review", ("m3kit.review",)),
     ("cli", ("m3kit.cli", "m3kit.registry", "m3kit.quickstart", "m3kit.__main__")),
 )
 # The table's "knows nothing of" column where it forbids a layer below: synthetic suites are
@@ -57,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 UNKNOWN_BELOW: dict[str, frozenset[str]] = {
     "synth": frozenset({"models"}),
     "report": frozenset({"harness", "memory"}),
+    "review": frozenset({"models", "harness", "memory"}),
 }
 BENCHMARKS = "m3kit.benchmarks"
 ROOT = "m3kit"

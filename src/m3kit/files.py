@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import IO, Literal, overload
 
 __all__ = [
+    "link_or_copy",
     "STALE_TEMP_S",
     "TEMP_SUFFIX",
     "atomic_file",
@@ -212,3 +214,22 @@ def atomic_write_text(
     with atomic_file(path, "w", encoding=encoding, durable=durable) as handle:
         handle.write(text)
     return Path(path)
+
+
+def link_or_copy(source: str | Path, target: str | Path) -> Literal["linked", "copied", "kept"]:
+    """``target`` as the same file as ``source``: a hard link where both lie on one file system,
+    else a copy (``kept``: it already is that file). Not a symbolic link: m3kit's loaders refuse a
+    link that leads out of the data root (``m3kit.paths.resolve_in_root``), and a hard link is
+    a file of the root like any other, costing no space."""
+    source, target = Path(source), Path(target)
+    if target.exists() and os.path.samefile(source, target):
+        return "kept"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    try:
+        os.link(source, target)
+        return "linked"
+    except OSError:  # another file system, or one without hard links
+        shutil.copy2(source, target)
+        return "copied"

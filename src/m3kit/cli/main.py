@@ -16,6 +16,7 @@ from m3kit.cli import listing as listing_cli
 from m3kit.cli import m3eval as m3eval_cli
 from m3kit.cli import m3exam as m3exam_cli
 from m3kit.cli import report as report_cli
+from m3kit.cli import review as review_cli
 from m3kit.cli import supermemory as supermemory_cli
 from m3kit.errors import M3kitError
 
@@ -42,6 +43,7 @@ app.command("compare")(compare_cli.compare_command)
 app.command("judge-agreement")(judge_cli.judge_agreement_command)
 app.command("list")(listing_cli.list_command)
 app.command("export")(export_cli.export_command)
+app.command("review")(review_cli.review_command)
 
 
 @app.callback(invoke_without_command=True)

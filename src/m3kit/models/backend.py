@@ -55,6 +55,7 @@ __all__ = [
     "backend_name",
     "backoff_seconds",
     "call_json",
+    "call_json_async",
     "call_text",
     "complete_async",
     "extract_json",
@@ -97,12 +98,16 @@ def backoff_seconds(retry: int, base: float = BACKOFF_BASE, cap: float = BACKOFF
 @dataclass
 class CallCount:
     """What a backend's calls came to: answered, retried attempts, failed calls (after every
-    attempt), the failures by kind (exception type, most common first in ``describe``)."""
+    attempt), the failures by kind (exception type, most common first in ``describe``), the
+    tokens of the answered calls (where the provider reports usage)."""
 
     answered: int = 0
     retried: int = 0
     failed: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
+    # tokens of the answered calls, where the provider reports them
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def describe(self) -> str:
         """``model calls: 12 answered, 3 retried, 1 failed (4× InternalServerError)``: every
@@ -292,6 +297,9 @@ class InspectBackend:
                 raise BackendError(f"model {self.model}: {_one_line(output.error)}",
                                    record=request.item or None, field=request.stage or None)
             self.call_count.answered += 1
+            if output.usage is not None:
+                self.call_count.input_tokens += output.usage.input_tokens
+                self.call_count.output_tokens += output.usage.output_tokens
             return output.completion
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -378,6 +386,24 @@ def json_object_reply(
         raise error(str(exc), path=path, record=record) from None
 
 
+def _validated(adapter: TypeAdapter[T], text: str, check: Callable[[T], None] | None) -> T:
+    """The reply's JSON validated and ``check``-ed, else ``ValueError`` naming the problem."""
+    try:
+        value = adapter.validate_python(extract_json(text))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "value"
+        raise ValueError(f"{where}: {first['msg']}") from None
+    if check is not None:
+        check(value)
+    return value
+
+
+def _retry_prompt(request: BackendRequest, problem: str) -> str:
+    return (f"{request.prompt}\n\nYour previous answer was rejected ({problem}). "
+            "Answer again with valid JSON only, following the format exactly.")
+
+
 def call_json(
     backend: TextBackend,
     request: BackendRequest,
@@ -393,25 +419,36 @@ def call_json(
     ``retries`` extra tries, ``error`` names the stage, the item and the last problem.
     """
     adapter: TypeAdapter[T] = TypeAdapter(schema)
-    prompt = request.prompt
-    problem = ""
+    prompt, problem = request.prompt, ""
     for attempt in range(retries + 1):
-        text = backend.complete(request.retry(prompt, attempt))
         try:
-            value = adapter.validate_python(extract_json(text))
-            if check is not None:
-                check(value)
-            return value
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "value"
-            problem = f"{where}: {first['msg']}"
+            return _validated(adapter, backend.complete(request.retry(prompt, attempt)), check)
         except ValueError as exc:
             problem = str(exc)
-        prompt = (
-            f"{request.prompt}\n\nYour previous answer was rejected ({problem}). "
-            "Answer again with valid JSON only, following the format exactly."
-        )
+        prompt = _retry_prompt(request, problem)
+    raise error(f"malformed backend output after {retries + 1} tries: {problem}",
+                record=request.item, field=request.stage)
+
+
+async def call_json_async(
+    backend: TextBackend,
+    request: BackendRequest,
+    schema: type[T],
+    *,
+    retries: int = 2,
+    check: Callable[[T], None] | None = None,
+    error: type[M3kitError] = MalformedReplyError,
+) -> T:
+    """``call_json`` on the running event loop (``complete_async``): concurrent pipelines."""
+    adapter: TypeAdapter[T] = TypeAdapter(schema)
+    prompt, problem = request.prompt, ""
+    for attempt in range(retries + 1):
+        text = await complete_async(backend, request.retry(prompt, attempt))
+        try:
+            return _validated(adapter, text, check)
+        except ValueError as exc:
+            problem = str(exc)
+        prompt = _retry_prompt(request, problem)
     raise error(f"malformed backend output after {retries + 1} tries: {problem}",
                 record=request.item, field=request.stage)
 

@@ -91,6 +91,8 @@ __all__ = [
     "find_qa_file",
     "load_supermemory",
     "media_files",
+    "question_cut",
+    "read_sessions",
 ]
 
 BENCHMARK_NAME = "supermemory"
@@ -112,6 +114,13 @@ class EvidenceSpan(BaseModel):
     video_id: str
     start: float
     end: float
+
+
+def question_cut(primary: str, spans: Sequence[EvidenceSpan]) -> float:
+    """Seconds into its video ``primary`` at which a question is asked: the largest end of its
+    spans there. Its moment is that video's start plus this (the annotation pipeline's
+    causality check places questions by it too)."""
+    return max(s.end for s in spans if s.video_id == primary)
 
 
 class TimelineSession(BaseModel):
@@ -220,7 +229,7 @@ def _parse(raw: object) -> _Parsed:
     answered = record.answer_evidence.evidence_list if record.answer_evidence else []
     answer_spans = [EvidenceSpan(video_id=a.video_id, start=a.time_span.start_time,
                                  end=a.time_span.end_time) for a in answered]
-    cut = max(s.end for s in spans if s.video_id == primary)
+    cut = question_cut(primary, spans)
     types = list(record.choice_types)
     gold = record.correct_option_index
     choices = [
@@ -376,9 +385,12 @@ def _transcript_start(file: Path, read: TranscriptFile,
         return None
 
 
-def _sessions(root: Path, starts: Mapping[tuple[int, str], float],
-              skipped: list[SkippedRecord]) -> dict[int, list[TimelineSession]]:
-    """Every session of the layout placed on its person's clock, its transcript read."""
+def read_sessions(root: Path, starts: Mapping[tuple[int, str], float],
+                  skipped: list[SkippedRecord]) -> dict[int, list[TimelineSession]]:
+    """Every session of the layout under the data folder ``root`` placed on its person's
+    clock (``starts``: (person, video id) → unix s, before a transcript's own), its
+    transcript read, each problem appended to ``skipped`` (also the annotation pipeline's
+    way to find recordings)."""
     listed = _listed(root, skipped)
     videos = _videos(root, listed, skipped)
     candidates = _transcripts(root, listed, skipped)
@@ -476,7 +488,7 @@ def load_supermemory(data: str | Path) -> SuperMemorySet:
             continue
         seen.add(record.qid)
         parsed.append(record)
-    sessions = _sessions(root, starts, skipped) if root is not None else {}
+    sessions = read_sessions(root, starts, skipped) if root is not None else {}
     questions = []
     for record in parsed:
         named = {s.video_id for s in [*record.spans, *record.answer_spans]} | {record.primary}
