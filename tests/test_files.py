@@ -74,3 +74,45 @@ def test_temp_is_hidden_beside_target_and_recognisable(tmp_path):
 def test_mode_must_be_a_write_mode(tmp_path):
     with pytest.raises(ValueError, match="'a'"):
         atomic_file(tmp_path / "x", "a")  # type: ignore[call-overload]
+
+
+def test_link_or_copy_links_on_one_file_system_and_keeps_a_link(tmp_path: Path) -> None:
+    from m3kit.files import link_or_copy
+
+    source = tmp_path / "a" / "video.mp4"
+    source.parent.mkdir()
+    source.write_bytes(b"frames")
+    target = tmp_path / "b" / "video.mp4"
+    assert link_or_copy(source, target) == "linked"
+    assert target.samefile(source) and not target.is_symlink()
+    assert link_or_copy(source, target) == "kept"
+    other = tmp_path / "other.mp4"
+    other.write_bytes(b"else")
+    assert link_or_copy(other, target) == "linked"  # a stale file there is replaced
+    assert target.read_bytes() == b"else"
+
+
+def test_folder_replaced_puts_a_whole_folder_in_place_or_nothing(tmp_path: Path) -> None:
+    from m3kit.errors import M3kitError
+    from m3kit.files import folder_replaced
+
+    out = tmp_path / "export"
+    with folder_replaced(out, earlier="done.json") as temp:
+        (temp / "a.txt").write_text("first")
+        assert not out.exists()  # a reader never sees half of it
+    (out / "done.json").write_text("{}")
+    with pytest.raises(RuntimeError), folder_replaced(out, earlier="done.json") as temp:
+        (temp / "a.txt").write_text("second")
+        raise RuntimeError("killed half way")
+    assert (out / "a.txt").read_text() == "first"  # a failure leaves the earlier build
+    with folder_replaced(out, earlier="done.json") as temp:
+        (temp / "b.txt").write_text("second")
+    assert sorted(p.name for p in out.iterdir()) == ["b.txt"]  # replaced whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no temporary left
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("data")
+    with pytest.raises(M3kitError, match="holds other data"), \
+            folder_replaced(mine, earlier="done.json"):
+        pass
+    assert (mine / "keep.txt").read_text() == "data"

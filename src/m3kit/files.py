@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Literal, overload
 
 __all__ = [
+    "folder_replaced",
     "link_or_copy",
     "STALE_TEMP_S",
     "TEMP_SUFFIX",
@@ -233,3 +234,32 @@ def link_or_copy(source: str | Path, target: str | Path) -> Literal["linked", "c
     except OSError:  # another file system, or one without hard links
         shutil.copy2(source, target)
         return "copied"
+
+
+@contextmanager
+def folder_replaced(out: str | Path, *, earlier: str) -> Iterator[Path]:
+    """A folder built whole, then put at ``out``: the block writes into the temporary folder it
+    is given (beside ``out``), and only when it ends without error does that folder take
+    ``out``'s place, so a reader never sees half of it and a failure leaves ``out`` as it was.
+    ``out`` may be missing, empty, or an earlier build of the same kind (it holds the file
+    ``earlier``, which the caller writes into ``out`` once it is in place); any other folder
+    or file is refused (``M3kitError``), never written over."""
+    from m3kit.errors import M3kitError
+
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir())
+                                              and not (out / earlier).is_file())):
+        raise M3kitError(f"holds other data (no {earlier} of an earlier build): not written "
+                         "over; choose a new folder", path=out)
+    temp = new_temp_dir_beside(out)
+    try:
+        yield temp
+        old = new_temp_dir_beside(out) if out.exists() else None
+        if old is not None:
+            os.replace(out, old)
+        os.replace(temp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -83,7 +84,8 @@ class StageProgress:
     """A construction pipeline's progress (the ``stage`` / ``advance`` / ``message`` protocol of
     M3Eval's generation and SuperMemory-VQA's annotation): on a terminal one rich bar per stage,
     counting units reused from an earlier run apart; in a pipe or a file one line per stage when
-    it starts, then at most every ``STAGE_LINE_INTERVAL_S`` seconds and when it ends.
+    it starts, then every ``STAGE_LINE_INTERVAL_S`` seconds while it runs (also when no unit
+    finished: a model call can take minutes) and when it ends.
     ``labels`` names the stages; ``quiet``: neither bars nor lines, the messages still printed
     (retries, what a stage skipped)."""
 
@@ -104,20 +106,46 @@ class StageProgress:
         self.done: dict[str, int] = {}
         self.reused: dict[str, int] = {}
         self.last_line: dict[str, float] = {}
+        self.started: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.ticker: threading.Thread | None = None
 
     def __enter__(self) -> Self:
         if self.live:
             self.bars.start()
+        elif not self.quiet:
+            self.ticker = threading.Thread(target=self._tick, name="m3kit-progress-lines",
+                                           daemon=True)
+            self.ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.live:
             self.bars.stop()
+        self.stopped.set()
+        if self.ticker is not None:
+            self.ticker.join()
+
+    def _tick(self) -> None:
+        """A line for each stage still running that said nothing for the interval."""
+        while not self.stopped.wait(STAGE_LINE_INTERVAL_S / 3):
+            with self.lock:
+                now = time.monotonic()
+                for name, total in self.totals.items():
+                    if (self.done[name] < total
+                            and now - self.last_line[name] >= STAGE_LINE_INTERVAL_S):
+                        self._line(name)
 
     def stage(self, name: str, total: int) -> None:
         if not total:
             return
+        with self.lock:
+            self._start(name, total)
+
+    def _start(self, name: str, total: int) -> None:
         self.totals[name] = total
+        self.started[name] = time.monotonic()
         self.done[name] = self.reused[name] = 0
         if self.live:
             self.tasks[name] = self.bars.add_task(self.labels.get(name, name), total=total,
@@ -126,6 +154,10 @@ class StageProgress:
             self._line(name)
 
     def advance(self, name: str, *, reused: bool = False) -> None:
+        with self.lock:
+            self._advance(name, reused)
+
+    def _advance(self, name: str, reused: bool) -> None:
         if name not in self.totals:
             return
         self.done[name] += 1
@@ -143,5 +175,6 @@ class StageProgress:
         self.last_line[name] = time.monotonic()
         if self.quiet:
             return
+        elapsed = int(self.last_line[name] - self.started[name])
         self.message(f"{self.labels.get(name, name)}: {self.done[name]} of {self.totals[name]}"
-                     f" ({self.reused[name]} reused)")
+                     f" ({self.reused[name]} reused), {elapsed // 60}:{elapsed % 60:02d} elapsed")

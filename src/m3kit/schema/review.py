@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from m3kit.schema.skipped import SkippedRecord
 
 __all__ = [
+    "EXPORT_RECORD",
     "REVIEW_DIR",
     "REVIEW_VERDICTS",
     "ExportResult",
@@ -35,11 +36,15 @@ __all__ = [
     "ReviewOption",
     "ReviewSource",
     "ReviewVerdict",
+    "verdict_of",
 ]
 
 # The folder beside a builder's data where reviews are kept (decisions, their history, the
 # default export): one name for every builder.
 REVIEW_DIR = "review"
+# The file an export writes last, holding its ``ExportResult``: a folder that has it is an
+# earlier export, which the next one may replace (``m3kit.files.folder_replaced``).
+EXPORT_RECORD = "review_export.json"
 
 ReviewVerdict = Literal["accepted", "rejected", "pending"]
 REVIEW_VERDICTS: tuple[ReviewVerdict, ...] = ("accepted", "rejected", "pending")
@@ -162,3 +167,9 @@ class ReviewSource(Protocol):
     def items(self) -> list[ReviewItem]: ...
 
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult: ...
+
+
+def verdict_of(decisions: dict[str, ReviewDecision], item_id: str) -> ReviewVerdict:
+    """The verdict on ``item_id``: ``pending`` until a reviewer decided."""
+    decision = decisions.get(item_id)
+    return decision.verdict if decision is not None else "pending"

@@ -17,7 +17,7 @@ from m3kit.benchmarks.m3eval.construct.plan import BuildConfig, build_probes
 from m3kit.benchmarks.m3eval.construct.review import read_review, read_review_items
 from m3kit.benchmarks.m3eval.construct.review_source import open_review_source
 from m3kit.benchmarks.m3eval.load import load_m3eval
-from m3kit.errors import SchemaError
+from m3kit.errors import M3kitError, SchemaError
 from m3kit.perception import MiniLMEmbedder
 from m3kit.schema.review import (
     ItemEdit,
@@ -161,7 +161,7 @@ def test_export_refuses_a_folder_with_data_and_a_gold_that_is_no_option(
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "keep.txt").write_text("mine")
-    with pytest.raises(SchemaError, match="not empty"):
+    with pytest.raises(M3kitError, match="holds other data"):
         source.export({}, busy)
     item = next(iter(_items(root).values()))
     with pytest.raises(SchemaError, match="not one of the options"):

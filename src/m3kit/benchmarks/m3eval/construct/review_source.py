@@ -22,8 +22,6 @@ where a hard link cannot be made (another file system).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,11 +39,12 @@ from m3kit.benchmarks.m3eval.load import (
     load_m3eval,
 )
 from m3kit.errors import M3kitError, SchemaError
-from m3kit.files import atomic_write_text, link_or_copy, new_temp_dir_beside
+from m3kit.files import atomic_write_text, folder_replaced, link_or_copy
 from m3kit.paths import resolve_in_root
 from m3kit.schema import SkippedRecord, iter_json_records
 from m3kit.schema.probe import ProbeManifest
 from m3kit.schema.review import (
+    EXPORT_RECORD,
     ExportResult,
     ItemEdit,
     ReviewCheck,
@@ -53,6 +52,7 @@ from m3kit.schema.review import (
     ReviewItem,
     ReviewMedia,
     ReviewOption,
+    verdict_of,
 )
 
 __all__ = ["M3EvalReviewSource", "open_review_source"]
@@ -133,15 +133,13 @@ class M3EvalReviewSource:
     # -- export --------------------------------------------------------------------------------
 
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult:
-        """Write the accepted records, edited, as a benchmark root at ``out`` (a new or empty
-        folder), then read it back with ``load_m3eval``."""
+        """Write the accepted records, edited, as a benchmark root at ``out`` (new, empty, or
+        an earlier export, replaced whole), read back with ``load_m3eval``."""
         out = Path(out)
-        _check_empty(out)
         records = list(self._records())
-        accepted = [r for r in records if _verdict(decisions, r.id) == "accepted"]
-        rejected = [r for r in records if _verdict(decisions, r.id) == "rejected"]
-        temp = new_temp_dir_beside(out)
-        try:
+        accepted = [r for r in records if verdict_of(decisions, r.id) == "accepted"]
+        rejected = [r for r in records if verdict_of(decisions, r.id) == "rejected"]
+        with folder_replaced(out, earlier=EXPORT_RECORD) as temp:
             files: dict[str, list[dict[str, Any]]] = {}
             for record in accepted:
                 files.setdefault(record.file, []).append(
@@ -151,15 +149,13 @@ class M3EvalReviewSource:
                 _write_records(temp / rel, raws)
             rows = [_sheet_row(r, decisions[r.id]) for r in accepted + rejected]
             write_review(temp, rows)
-            os.replace(temp, out)  # a folder replaces a missing or empty one
-        except BaseException:
-            shutil.rmtree(temp, ignore_errors=True)
-            raise
         loaded, skipped = _read_back(out)
-        return ExportResult(out=str(out), benchmark=self.benchmark, exported=len(accepted),
-                            rejected=len(rejected),
-                            pending=len(records) - len(accepted) - len(rejected),
-                            loaded=loaded, skipped=skipped)
+        result = ExportResult(out=str(out), benchmark=self.benchmark,
+                              exported=len(accepted), rejected=len(rejected),
+                              pending=len(records) - len(accepted) - len(rejected),
+                              loaded=loaded, skipped=skipped)
+        atomic_write_text(out / EXPORT_RECORD, result.model_dump_json(indent=1))
+        return result
 
 
 # -- reading the root -----------------------------------------------------------------------------
@@ -316,19 +312,6 @@ def _nback_group(record: _Record) -> str:
 
 
 # -- the export -----------------------------------------------------------------------------------
-
-
-def _verdict(decisions: dict[str, ReviewDecision], item_id: str) -> str:
-    decision = decisions.get(item_id)
-    return decision.verdict if decision is not None else "pending"
-
-
-def _check_empty(out: Path) -> None:
-    """An export goes to a new or empty folder: never over data (a previous export included:
-    the caller chooses a new name, or removes it)."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise SchemaError("the export folder exists and is not empty: choose a new one",
-                          path=out)
 
 
 def _edited(record: _Record, edit: ItemEdit) -> dict[str, Any]:

@@ -22,7 +22,6 @@ then reads it back.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -49,16 +48,18 @@ from m3kit.benchmarks.m3exam.load import (
     read_list,
 )
 from m3kit.errors import M3kitError, MediaError, SchemaError
-from m3kit.files import atomic_write_text, new_temp_dir_beside
+from m3kit.files import atomic_write_text, folder_replaced
 from m3kit.paths import resolve_in_root
 from m3kit.schema import SkippedRecord
 from m3kit.schema.review import (
+    EXPORT_RECORD,
     ExportResult,
     ItemEdit,
     ReviewCheck,
     ReviewDecision,
     ReviewItem,
     ReviewMedia,
+    verdict_of,
 )
 
 __all__ = ["M3ExamReviewSource", "open_review_source"]
@@ -118,18 +119,15 @@ class M3ExamReviewSource:
     # -- export --------------------------------------------------------------------------------
 
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult:
-        """Write ``OUT/<persona>/`` with the accepted questions, edited (a new or empty
-        ``out``), then read it back with ``load_m3exam``."""
+        """Write ``OUT/<persona>/`` with the accepted questions, edited (``out`` new, empty,
+        or an earlier export, replaced whole), read back with ``load_m3exam``."""
         out = Path(out)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            raise SchemaError("the export folder exists and is not empty: choose a new one",
-                              path=out)
         questions = self._questions()
-        verdicts = {f"q{index}": _verdict(decisions, f"q{index}") for index, _ in questions}
+        verdicts = {f"q{index}": verdict_of(decisions, f"q{index}") for index, _ in questions}
         kept = [_edited(f"q{index}", raw, decisions[f"q{index}"].edit)
                 for index, raw in questions if verdicts[f"q{index}"] == "accepted"]
-        temp = new_temp_dir_beside(out)
-        try:
+        rejected = sum(v == "rejected" for v in verdicts.values())
+        with folder_replaced(out, earlier=EXPORT_RECORD) as temp:
             persona = temp / self.root.resolve().name
             persona.mkdir()
             atomic_write_text(persona / _QUESTIONS,
@@ -140,15 +138,13 @@ class M3ExamReviewSource:
                 if (self.root / folder).is_dir():
                     (persona / folder).symlink_to((self.root / folder).resolve(),
                                                   target_is_directory=True)
-            os.replace(temp, out)  # a folder replaces a missing or empty one
-        except BaseException:
-            shutil.rmtree(temp, ignore_errors=True)
-            raise
-        rejected = sum(v == "rejected" for v in verdicts.values())
         loaded, skipped = _read_back(out)
-        return ExportResult(out=str(out), benchmark=self.benchmark, exported=len(kept),
-                            rejected=rejected, pending=len(questions) - len(kept) - rejected,
-                            loaded=loaded, skipped=skipped)
+        result = ExportResult(out=str(out), benchmark=self.benchmark, exported=len(kept),
+                              rejected=rejected,
+                              pending=len(questions) - len(kept) - rejected,
+                              loaded=loaded, skipped=skipped)
+        atomic_write_text(out / EXPORT_RECORD, result.model_dump_json(indent=1))
+        return result
 
 
 # -- reading the folder ---------------------------------------------------------------------------
@@ -389,11 +385,6 @@ def _type_check(raw: dict[str, Any], qtype: str, facts_ids: list[str],
 
 
 # -- the export -----------------------------------------------------------------------------------
-
-
-def _verdict(decisions: dict[str, ReviewDecision], item_id: str) -> str:
-    decision = decisions.get(item_id)
-    return decision.verdict if decision is not None else "pending"
 
 
 def _edited(item_id: str, raw: dict[str, Any], edit: ItemEdit) -> dict[str, Any]:

@@ -513,7 +513,7 @@ def _voices(heard: Sequence[HeardLine]) -> list[PersonSeen]:
         if line.kind == "speech" and line.speaker and _LABEL.match(line.speaker):
             out.setdefault(line.speaker, PersonSeen(
                 person=line.speaker, description=f"a voice in the transcript (no captioning "
-                f"model saw them), first heard saying \"{line.text}\""))
+                f"model saw them), heard saying \"{line.text}\""))
     return list(out.values())
 
 

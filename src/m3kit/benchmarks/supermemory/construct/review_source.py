@@ -19,8 +19,6 @@ same file. The export is then read back with ``load_supermemory``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,23 +38,24 @@ from m3kit.benchmarks.supermemory.load import (
     find_qa_file,
     load_supermemory,
 )
-from m3kit.files import atomic_write_text
+from m3kit.files import atomic_write_text, folder_replaced, link_or_copy
 from m3kit.schema import Question
 from m3kit.schema.review import (
+    EXPORT_RECORD,
     ExportResult,
     ReviewCheck,
     ReviewDecision,
     ReviewItem,
     ReviewMedia,
     ReviewOption,
+    verdict_of,
 )
 from m3kit.schema.supermemory import ALL_QA_PATH, DATA_DIR, QARecord, is_abstain_text
 
-__all__ = ["EXPORT_MARKER", "SuperMemoryReviewSource", "open_review_source"]
+__all__ = ["SuperMemoryReviewSource", "open_review_source"]
 
 # Written into an export folder: a folder holding it may be exported into again (its data is
 # replaced); any other non-empty folder is refused, never written over.
-EXPORT_MARKER = "review_export.json"
 _QA_DIR = "qa"
 _ABSTAIN_ROLE = "abstain"
 
@@ -161,54 +160,29 @@ class SuperMemoryReviewSource:
     # -- export ------------------------------------------------------------------------------
 
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult:
+        """The accepted records, edited, in the released layout at ``out`` (new, empty, or an
+        earlier export, replaced whole), the sessions' files hard-linked beside them, read
+        back with ``load_supermemory``."""
         out = Path(out)
-        _claim_export_folder(out)
         raw = self._raw
-        kept: list[dict[str, object]] = []
-        verdicts = {q.id: decisions[q.id].verdict if q.id in decisions else "pending"
-                    for q in self.data.questions}
-        for question in self.data.questions:
-            decision = decisions.get(question.id)
-            if decision is None or decision.verdict != "accepted":
-                continue
-            kept.append(_edited(raw[question.id], decision, self.data.qa_file))
-        data = out / DATA_DIR
-        for kind in ("video", "transcripts"):
-            if (data / kind).exists():
-                shutil.rmtree(data / kind)
-        for sessions in self.data.sessions.values():
-            for session in sessions:
-                for name in (session.video, session.transcript):
-                    if name is not None:
-                        _link(self._data_root / name, data / name)
-        atomic_write_text(out / ALL_QA_PATH, json.dumps(kept, indent=1, ensure_ascii=False))
+        verdicts = {q.id: verdict_of(decisions, q.id) for q in self.data.questions}
+        kept = [_edited(raw[q.id], decisions[q.id], self.data.qa_file)
+                for q in self.data.questions if verdicts[q.id] == "accepted"]
+        with folder_replaced(out, earlier=EXPORT_RECORD) as temp:
+            for sessions in self.data.sessions.values():
+                for session in sessions:
+                    for name in (session.video, session.transcript):
+                        if name is not None:
+                            link_or_copy(self._data_root / name, temp / DATA_DIR / name)
+            atomic_write_text(temp / ALL_QA_PATH, json.dumps(kept, indent=1, ensure_ascii=False))
         loaded = load_supermemory(out)
         result = ExportResult(
             out=str(out), benchmark=self.benchmark, exported=len(kept),
             rejected=sum(v == "rejected" for v in verdicts.values()),
             pending=sum(v == "pending" for v in verdicts.values()),
             loaded=len(loaded.questions), skipped=loaded.skipped)
-        atomic_write_text(out / EXPORT_MARKER, result.model_dump_json(indent=1))
+        atomic_write_text(out / EXPORT_RECORD, result.model_dump_json(indent=1))
         return result
-
-
-def _claim_export_folder(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise SuperMemoryError("the export folder is a file", path=out)
-    if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_MARKER).is_file():
-        raise SuperMemoryError(f"the export folder is not empty and holds no {EXPORT_MARKER} "
-                               "of an earlier export: it is not written over", path=out)
-    out.mkdir(parents=True, exist_ok=True)
-
-
-def _link(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError as exc:
-        raise SuperMemoryError(
-            f"cannot hard-link {source} here ({exc.strerror or exc}): export onto the file "
-            "system that holds the source", path=target) from None
 
 
 def _edited(raw: dict[str, object], decision: ReviewDecision, qa_file: Path) -> dict[str, object]:
