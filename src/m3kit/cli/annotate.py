@@ -79,6 +79,7 @@ def captions(
         SurrogateCaptioner,
         annotate_captions,
     )
+    from m3kit.benchmarks.supermemory.construct.records import MAX_REPLY_TOKENS
     from m3kit.benchmarks.supermemory.construct.sessions import SessionInputs
     from m3kit.cli.options import parse_key_values
     from m3kit.cli.progress import StageProgress
@@ -98,8 +99,9 @@ def captions(
 
         # fail in seconds on a missing key / unreachable server, before any video is touched
         resolved = check_model(model, parse_key_values(model_arg or [], "--model-arg"))
-        backend = InspectBackend(resolved, max_attempts=call_attempts,
-                                 attempt_timeout=call_timeout, notify=progress.message)
+        backend = InspectBackend(resolved, max_tokens=MAX_REPLY_TOKENS,
+                                 max_attempts=call_attempts, attempt_timeout=call_timeout,
+                                 notify=progress.message)
         captioner = ModelCaptioner(backend, settings)
     try:
         with progress:
@@ -185,6 +187,7 @@ def questions(
         QuestionSettings,
         annotate_questions,
     )
+    from m3kit.benchmarks.supermemory.construct.records import MAX_REPLY_TOKENS
     from m3kit.cli.options import OptionError, parse_key_values
     from m3kit.cli.progress import StageProgress
     from m3kit.errors import M3kitError
@@ -203,7 +206,9 @@ def questions(
     resolved = check_model(model, parse_key_values(model_arg or [], "--model-arg"))
     console = Console(stderr=True)
     progress = StageProgress(console, _QUESTION_STAGES, quiet=quiet)
-    backend = InspectBackend(resolved, max_attempts=call_attempts, attempt_timeout=call_timeout,
+    # greedy and seeded: a rerun of the same settings asks the same questions
+    backend = InspectBackend(resolved, seed=seed, max_tokens=MAX_REPLY_TOKENS,
+                             max_attempts=call_attempts, attempt_timeout=call_timeout,
                              notify=progress.message)
     try:
         with progress:

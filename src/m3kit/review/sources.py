@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from types import ModuleType
 
 from m3kit.errors import SchemaError
 from m3kit.review.store import DEFAULT_EXPORT_DIR, DecisionStore
@@ -22,16 +21,6 @@ SOURCE_MODULES: tuple[str, ...] = (
 )
 
 
-def _import(name: str) -> ModuleType | None:
-    # a benchmark without a review source yet is passed over, any other import error is raised
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name == name:
-            return None
-        raise
-
-
 def open_source(root: Path) -> ReviewSource:
     """The review source of the builder output at ``root``; ``SchemaError`` naming ``root``
     when no builder recognises it."""
@@ -39,9 +28,7 @@ def open_source(root: Path) -> ReviewSource:
     if not root.is_dir():
         raise SchemaError("not a folder", path=root)
     for name in SOURCE_MODULES:
-        module = _import(name)
-        if module is None:
-            continue
+        module = importlib.import_module(name)
         source = module.open_review_source(root)
         if source is not None:
             if not isinstance(source, ReviewSource):

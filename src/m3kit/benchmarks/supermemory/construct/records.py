@@ -28,6 +28,7 @@ from m3kit.schema.supermemory import LocalSeconds, Skill
 __all__ = [
     "ANNOTATION_DIR",
     "CRITERIA",
+    "MAX_REPLY_TOKENS",
     "AnnotatedQA",
     "CallCost",
     "CaptionedChunk",
@@ -55,6 +56,10 @@ __all__ = [
 ]
 
 ANNOTATION_DIR = "annotations"
+# A reply's token cap, for both stages: a chunk's caption, a QA pair or a verdict fits well
+# inside it, and a weak model that does not stop is cut here instead of at the end of its
+# context (SmolLM2-135M on llama.cpp ran minutes per call without it).
+MAX_REPLY_TOKENS = 1536
 Rating = Literal["low", "medium", "high"]
 # The verifier's scored criteria (the release's ``get_stage2_verifier_schema``), each 0..1 with
 # a rationale; the option roles and the abstain option are checked in code as well.
