@@ -10,8 +10,9 @@ import pytest
 
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.cli.main import main
+from m3kit.review.sources import open_source
 from m3kit.review.store import DecisionStore
-from m3kit.schema.review import ReviewDecision
+from m3kit.schema.review import ReviewDecision, item_fingerprint
 from m3kit.synth.ego import EgoSuiteConfig, build_ego_suite
 
 TINY = EgoSuiteConfig(seed=5, persons=2, sessions=3, segments=8, fps=1.0, size=256,
@@ -21,13 +22,18 @@ TINY = EgoSuiteConfig(seed=5, persons=2, sessions=3, segments=8, fps=1.0, size=2
 def test_export_without_serving(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = build_ego_suite(tmp_path / "suite", TINY).root
     store = DecisionStore(root, "supermemory")
-    for qid, verdict in (("1", "accepted"), ("2", "accepted"), ("3", "rejected")):
-        store.record(ReviewDecision(item_id=qid, verdict=verdict, reason="no", reviewer="t",
-                                    at=datetime.now(UTC)))
+    shown = {item.id: item_fingerprint(item) for item in open_source(root).items()}
+    # question 4's decision was taken on another item under the same id (the builder ran
+    # again since): it is left out, and said so
+    for qid, verdict, seen in (("1", "accepted", shown["1"]), ("2", "accepted", shown["2"]),
+                               ("3", "rejected", shown["3"]), ("4", "accepted", "earlier")):
+        store.record(ReviewDecision(item_id=qid, item_fingerprint=seen, verdict=verdict,
+                                    reason="no", reviewer="t", at=datetime.now(UTC)))
     out = tmp_path / "reviewed"
     assert main(["review", str(root), "--export", str(out)]) == 0
-    said = capsys.readouterr().out
-    assert "exported 2 supermemory items" in said and "2 loaded, 0 skipped" in said
+    said = capsys.readouterr()
+    assert "exported 2 supermemory items" in said.out and "2 loaded, 0 skipped" in said.out
+    assert "1 decisions left out: taken on an earlier version" in said.err
     assert sorted(q.id for q in load_supermemory(out).questions) == ["1", "2"]
 
 

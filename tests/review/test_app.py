@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,8 @@ from starlette.testclient import TestClient
 
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.review import open_review
-from m3kit.review.store import DECISIONS_FILE, HISTORY_FILE
-from m3kit.schema.review import REVIEW_DIR
+from m3kit.review.store import DECISIONS_FILE, HISTORY_FILE, DecisionStore
+from m3kit.schema.review import REVIEW_DIR, ReviewDecision
 
 
 @pytest.fixture
@@ -65,6 +66,15 @@ def test_reject_needs_a_reason_and_edits_are_checked(client: TestClient,
         "verdict": "accepted", "edit": {"options": {"Z": "x"}}}).status_code == 400
     assert client.post("/api/items/3/decision", json={
         "verdict": "accepted", "edit": {"answer": "Q"}}).status_code == 400
+    # an edit the released format refuses is refused when saved, not first at export: the
+    # abstain option renamed (the loader finds it by its text), another option made a second
+    options = client.get("/api/items/3").json()["item"]["options"]
+    abstain = next(o["letter"] for o in options if o["role"] == "abstain")
+    other = next(o["letter"] for o in options if o["role"] != "abstain")
+    for edit in ({abstain: "Cannot tell from the recordings"}, {other: "N/A"}):
+        refused = client.post("/api/items/3/decision", json={
+            "verdict": "accepted", "edit": {"options": edit}})
+        assert refused.status_code == 400 and "abstain" in refused.json()["detail"]
     assert not (suite_root / REVIEW_DIR / DECISIONS_FILE).exists()
     ok = client.post("/api/items/3/decision", json={"verdict": "rejected", "reason": "vague"})
     assert ok.status_code == 200 and ok.json()["decision"]["reason"] == "vague"
@@ -145,3 +155,22 @@ def test_export_refuses_a_folder_it_did_not_write(client: TestClient, tmp_path: 
     reply = client.post("/api/export", json={"out": str(other)})
     assert reply.status_code == 422 and "not written over" in reply.json()["detail"]
     assert (other / "keep.txt").read_text() == "mine"
+
+
+def test_a_decision_on_an_earlier_version_of_an_item_is_pending_again(
+        suite_root: Path) -> None:
+    # the builder ran again and question 5 is another question now: the reviewer's word on
+    # the old one does not carry over, and the list says why it is pending
+    DecisionStore(suite_root, "supermemory").record(ReviewDecision(
+        item_id="5", item_fingerprint="0123456789abcdef", verdict="accepted", reviewer="ann",
+        at=datetime.now(UTC)))
+    client = TestClient(open_review(suite_root, "ann"), base_url="http://127.0.0.1")
+    listed = {i["id"]: i for i in client.get("/api/items").json()["items"]}
+    assert listed["5"]["verdict"] == "pending" and listed["5"]["stale"]
+    assert "earlier version" in listed["5"]["reason"]
+    assert client.get("/api/items/5").json()["decision"] is None
+    client.post("/api/items/6/decision", json={"verdict": "accepted"})
+    result = client.post("/api/export", json={}).json()
+    assert (result["exported"], result["stale"]) == (1, 1)
+    assert client.post("/api/items/5/decision", json={"verdict": "accepted"}).json()[
+        "decision"]["item_fingerprint"] != "0123456789abcdef"

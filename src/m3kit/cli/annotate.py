@@ -227,6 +227,11 @@ def questions(
     if report.load_skipped_questions:
         raise M3kitError(f"the loader skipped {len(report.load_skipped_questions)} accepted "
                          f"questions: {', '.join(report.load_skipped_questions)}")
+    if report.unplaced_sessions:
+        # a session left off a person's timeline hides its events from every memory: the
+        # benchmark would run, and be wrong
+        raise M3kitError("the loader left sessions off their person's timeline: "
+                         f"{', '.join(report.unplaced_sessions)}")
     if not report.accepted:
         # nothing usable came out: one line saying why, exit 2 (every pair's story is written)
         raise M3kitError(f"no QA pair was accepted ({report.drafted} drafted): the reasons "

@@ -33,6 +33,9 @@ def review_command(
         typer.echo(f"exported {result.exported} {result.benchmark} items to {result.out} "
                    f"(rejected {result.rejected}, pending {result.pending}); read back: "
                    f"{result.loaded} loaded, {len(result.skipped)} skipped")
+        if result.stale:
+            typer.echo(f"  {result.stale} decisions left out: taken on an earlier version of "
+                       "their items (the builder ran again); review them again", err=True)
         for skip in result.skipped:
             typer.echo(f"  skipped: {skip}", err=True)
         return

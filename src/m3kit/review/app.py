@@ -36,7 +36,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from m3kit.errors import M3kitError, MediaError, UnsafePathError
 from m3kit.paths import resolve_in_root
-from m3kit.review.store import DEFAULT_EXPORT_DIR, DecisionStore
+from m3kit.review.store import DEFAULT_EXPORT_DIR, DecisionStore, export_current
 from m3kit.schema.review import (
     ExportResult,
     ItemEdit,
@@ -44,6 +44,7 @@ from m3kit.schema.review import (
     ReviewItem,
     ReviewSource,
     ReviewVerdict,
+    item_fingerprint,
 )
 
 __all__ = [
@@ -82,6 +83,7 @@ class ItemSummary(BaseModel):
     reviewer: str | None = None
     at: datetime | None = None
     edited: bool = False
+    stale: bool = False  # decided on an earlier version of the item: pending again
 
 
 class ItemList(BaseModel):
@@ -126,10 +128,12 @@ def _progress(items: Sequence[ReviewItem], decisions: dict[str, ReviewDecision])
                     rejected=rejected, pending=verdicts.count("pending"))
 
 
-def _summary(item: ReviewItem, decision: ReviewDecision | None) -> ItemSummary:
+def _summary(item: ReviewItem, decision: ReviewDecision | None, stale: bool) -> ItemSummary:
     if decision is None:
         return ItemSummary(id=item.id, group=item.group, question=item.question,
-                           verdict="pending")
+                           verdict="pending", stale=stale,
+                           reason="decided on an earlier version of this item" if stale
+                           else "")
     return ItemSummary(id=item.id, group=item.group, question=item.question,
                        verdict=decision.verdict, reason=decision.reason,
                        reviewer=decision.reviewer, at=decision.at,
@@ -205,34 +209,40 @@ def create_app(source: ReviewSource, store: DecisionStore, reviewer: str, *,
 
     @app.get("/api/items")
     def list_items() -> ItemList:
-        decisions = store.decisions()
+        decisions, stale = store.current(items)
         return ItemList(benchmark=source.benchmark, root=str(root), reviewer=reviewer,
                         progress=_progress(items, decisions),
-                        items=[_summary(item, decisions.get(item.id)) for item in items])
+                        items=[_summary(item, decisions.get(item.id), item.id in stale)
+                               for item in items])
 
     @app.get("/api/items/{item_id}")
     def get_item(item_id: str) -> ItemDetail:
-        return ItemDetail(item=item_of(item_id), decision=store.get(item_id))
+        item = item_of(item_id)
+        decisions, _ = store.current([item])
+        return ItemDetail(item=item, decision=decisions.get(item_id))
 
     @app.post("/api/items/{item_id}/decision")
     def decide(item_id: str, request: DecisionRequest) -> DecisionReply:
         item = item_of(item_id)
         if request.verdict == "rejected" and not request.reason.strip():
             raise HTTPException(400, "a rejection needs a reason")
-        problem = _check_edit(item, request.edit)
+        # the app's own checks, then the builder's: an edit the released format would refuse
+        # is refused now, not first at export
+        problem = _check_edit(item, request.edit) or source.check_edit(item_id, request.edit)
         if problem is not None:
             raise HTTPException(400, problem)
         who = (request.reviewer or "").strip() or reviewer
-        decision = ReviewDecision(item_id=item_id, verdict=request.verdict,
-                                  reason=request.reason.strip(), edit=request.edit,
-                                  reviewer=who, at=datetime.now(UTC))
+        decision = ReviewDecision(item_id=item_id, item_fingerprint=item_fingerprint(item),
+                                  verdict=request.verdict, reason=request.reason.strip(),
+                                  edit=request.edit, reviewer=who, at=datetime.now(UTC))
         store.record(decision)
-        return DecisionReply(decision=decision, progress=_progress(items, store.decisions()))
+        return DecisionReply(decision=decision, progress=_progress(items,
+                                                                   store.current(items)[0]))
 
     @app.post("/api/export")
     def export(request: ExportRequest) -> ExportResult:
         out = root / (request.out or DEFAULT_EXPORT_DIR)  # an absolute ``out`` stays itself
-        return source.export(store.decisions(), out)
+        return export_current(source, store, out)
 
     @app.get("/media/{path:path}")
     def media(path: str) -> FileResponse:

@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 
 from m3kit.errors import SchemaError
-from m3kit.review.store import DEFAULT_EXPORT_DIR, DecisionStore
+from m3kit.review.store import DEFAULT_EXPORT_DIR, DecisionStore, export_current
 from m3kit.schema.review import ExportResult, ReviewSource
 
 __all__ = ["SOURCE_MODULES", "export_reviewed", "open_source"]
@@ -44,5 +44,5 @@ def export_reviewed(root: Path, out: Path | None = None) -> ExportResult:
     ``ROOT/review``) to ``out`` (default ``ROOT/review/export``), without serving anything."""
     source = open_source(root)
     store = DecisionStore(source.root, source.benchmark)
-    return source.export(store.decisions(), out if out is not None
-                         else Path(source.root) / DEFAULT_EXPORT_DIR)
+    return export_current(source, store, out if out is not None
+                          else Path(source.root) / DEFAULT_EXPORT_DIR)

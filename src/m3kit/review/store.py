@@ -7,16 +7,24 @@ never rewritten). The names leave m3eval's builder its ``review/review.csv``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
 from m3kit.errors import SchemaError
 from m3kit.files import atomic_write_text
-from m3kit.schema.review import REVIEW_DIR, ReviewDecision
+from m3kit.schema.review import (
+    REVIEW_DIR,
+    ExportResult,
+    ReviewDecision,
+    ReviewItem,
+    ReviewSource,
+    item_fingerprint,
+)
 
 __all__ = ["DECISIONS_FILE", "DEFAULT_EXPORT_DIR", "HISTORY_FILE", "DecisionStore",
-           "StoredDecisions"]
+           "StoredDecisions", "export_current"]
 
 DECISIONS_FILE = "decisions.json"
 HISTORY_FILE = "history.jsonl"
@@ -60,6 +68,24 @@ class DecisionStore:
         with self._lock:
             return dict(self._stored.decisions)
 
+    def current(self, items: Sequence[ReviewItem]) -> tuple[dict[str, ReviewDecision],
+                                                            list[str]]:
+        """The decisions that hold for ``items`` as they are now, and the ids of the items
+        whose decision was taken on another version of them (the builder ran again since):
+        those count as pending, never as the reviewer's word on what they did not see."""
+        decisions = self.decisions()
+        current: dict[str, ReviewDecision] = {}
+        stale: list[str] = []
+        for item in items:
+            decision = decisions.get(item.id)
+            if decision is None:
+                continue
+            if decision.item_fingerprint == item_fingerprint(item):
+                current[item.id] = decision
+            else:
+                stale.append(item.id)
+        return current, stale
+
     def get(self, item_id: str) -> ReviewDecision | None:
         with self._lock:
             return self._stored.decisions.get(item_id)
@@ -75,3 +101,11 @@ class DecisionStore:
             stored = self._stored.model_copy(update={"decisions": decisions})
             atomic_write_text(self.path, stored.model_dump_json(indent=1))
             self._stored = stored
+
+
+def export_current(source: ReviewSource, store: DecisionStore, out: Path) -> ExportResult:
+    """``source``'s export of the decisions that hold for its items as they are now; the
+    result counts the stale ones it left out."""
+    decisions, stale = store.current(source.items())
+    result = source.export(decisions, out)
+    return result.model_copy(update={"stale": len(stale)})

@@ -15,6 +15,7 @@ and from nowhere else.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -36,6 +37,7 @@ __all__ = [
     "ReviewOption",
     "ReviewSource",
     "ReviewVerdict",
+    "item_fingerprint",
     "verdict_of",
 ]
 
@@ -128,11 +130,14 @@ class ItemEdit(BaseModel):
 
 class ReviewDecision(BaseModel):
     """A reviewer's word on one item: the verdict, the reason (required to reject), the edits,
-    who took it and when (UTC)."""
+    who took it and when (UTC), and the fingerprint of the item as it was shown
+    (``item_fingerprint``): a builder run again may give the same id to another item, and a
+    decision is never carried over to an item the reviewer did not see."""
 
     model_config = _RECORD
 
     item_id: str
+    item_fingerprint: str = ""
     verdict: ReviewVerdict
     reason: str = ""
     edit: ItemEdit = Field(default_factory=ItemEdit)
@@ -153,6 +158,8 @@ class ExportResult(BaseModel):
     pending: int
     loaded: int
     skipped: list[SkippedRecord] = Field(default_factory=list)
+    # decisions left out because their item changed since (``ReviewDecision.item_fingerprint``)
+    stale: int = 0
 
 
 @runtime_checkable
@@ -166,6 +173,11 @@ class ReviewSource(Protocol):
 
     def items(self) -> list[ReviewItem]: ...
 
+    def check_edit(self, item_id: str, edit: ItemEdit) -> str | None:
+        """Why ``edit`` cannot be applied to the item (the released format would refuse the
+        result), or ``None``: checked when the reviewer saves it, not first at export."""
+        ...
+
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult: ...
 
 
@@ -173,3 +185,8 @@ def verdict_of(decisions: dict[str, ReviewDecision], item_id: str) -> ReviewVerd
     """The verdict on ``item_id``: ``pending`` until a reviewer decided."""
     decision = decisions.get(item_id)
     return decision.verdict if decision is not None else "pending"
+
+
+def item_fingerprint(item: ReviewItem) -> str:
+    """The hash of everything a reviewer is shown of ``item``."""
+    return hashlib.sha256(item.model_dump_json().encode("utf-8")).hexdigest()[:16]

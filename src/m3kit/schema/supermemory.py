@@ -39,7 +39,9 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import ErrorDetails, PydanticCustomError
@@ -364,8 +366,21 @@ class LocalSpan(_Released):
 
 
 class AnswerEvidenceItem(_Released):
+    """Where the answer was recorded: seconds local to ``video_id``, whose start is
+    ``video_start_time_unix`` when stated (m3kit's annotation pipeline states it, so a session
+    holding only evidence is placed on the clock even when its transcript does not say)."""
+
     video_id: str
     time_span: LocalSpan
+    video_start_time_unix: OptionalUnixTime = None
+
+    @model_serializer(mode="wrap")
+    def _start_when_stated(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # a start not stated is no key at all, as in the release's records
+        data = handler(self)
+        if isinstance(data, dict) and data.get("video_start_time_unix") is None:
+            data.pop("video_start_time_unix", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -468,6 +483,15 @@ def _stated_starts(record: QARecord) -> dict[str, float]:
             raise _bad(f"{span.video_start_time_unix!r} disagrees with {starts[video]!r} for "
                        f"video {video}",
                        f"question_evidence.time_spans[{n}].video_start_time_unix")
+    evidence = record.answer_evidence.evidence_list if record.answer_evidence else []
+    for n, item in enumerate(evidence):
+        if item.video_start_time_unix is None:
+            continue
+        if starts.setdefault(item.video_id, item.video_start_time_unix) \
+                != item.video_start_time_unix:
+            raise _bad(f"{item.video_start_time_unix!r} disagrees with {starts[item.video_id]!r}"
+                       f" for video {item.video_id}",
+                       f"answer_evidence.evidence_list[{n}].video_start_time_unix")
     return starts
 
 

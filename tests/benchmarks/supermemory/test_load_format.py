@@ -11,7 +11,7 @@ from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.benchmarks.supermemory.transcripts import read_transcript
 from m3kit.schema.supermemory import QARecord, TranscriptLine
 
-from .conftest import T0, default_records, write_release
+from .conftest import DAY, T0, default_records, write_release
 
 
 def test_the_release_s_loose_values_read_as_they_always_did(tmp_path: Path) -> None:
@@ -55,3 +55,26 @@ def test_what_the_suite_writes_reads_back_unchanged(tmp_path: Path) -> None:
     read = read_transcript(aligned)
     assert read.skipped == [] and len(read.lines) == len(lines)
     assert load_supermemory(suite.root).skipped == []
+
+
+def test_a_session_holding_only_evidence_is_placed_by_its_stated_start(tmp_path: Path) -> None:
+    # P1_D3's Whisper transcript states no start and no question is asked on it: only the
+    # evidence item's start (which the annotation pipeline writes) places it on the clock
+    first = default_records()[0]
+    first["answer_evidence"]["evidence_list"] = [
+        {"video_id": "P1_D3", "time_span": {"start_time": 1.0, "end_time": 2.0}}]
+    unplaced = load_supermemory(write_release(tmp_path / "unplaced", [first]))
+    assert [s.video_id.upper() for s in unplaced.sessions[1]] == ["P1_D1", "P1_D2"]
+    assert any("P1_D3" in str(s) for s in unplaced.skipped)
+    first["answer_evidence"]["evidence_list"][0]["video_start_time_unix"] = T0 - DAY
+    placed = load_supermemory(write_release(tmp_path / "placed", [first]))
+    assert [(s.video_id.upper(), s.start) for s in placed.sessions[1]] == [
+        ("P1_D3", T0 - DAY), ("P1_D1", T0), ("P1_D2", T0 + DAY)]
+    assert not any("P1_D3" in str(s) for s in placed.skipped)  # (person 2 has no question)
+    first["answer_evidence"]["evidence_list"].append(
+        {"video_id": "P1_D3", "time_span": {"start_time": 3.0, "end_time": 4.0},
+         "video_start_time_unix": T0 - DAY + 1})
+    clash = load_supermemory(write_release(tmp_path / "clash", [first]))
+    assert clash.questions == []
+    (skip,) = [s for s in clash.skipped if s.record == "1"]
+    assert skip.field == "answer_evidence.evidence_list[1].video_start_time_unix"

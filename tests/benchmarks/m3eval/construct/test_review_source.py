@@ -178,3 +178,16 @@ def test_an_export_with_nothing_accepted_says_so(root: Path, tmp_path: Path) -> 
     assert result.exported == 0 and result.loaded == 0
     assert len(result.skipped) == 1 and "no qa_root" in result.skipped[0].reason
     assert json.loads(json.dumps(result.model_dump())) == result.model_dump()
+
+
+def test_an_edit_the_layout_refuses_is_named_when_saved(root: Path) -> None:
+    source = open_review_source(root)
+    assert source is not None
+    items = _items(root)
+    nback = next(i for i in items.values() if dict(i.facts)["paradigm"] == "nback")
+    choice = next(i for i in items.values() if dict(i.facts)["paradigm"] != "nback")
+    assert "Yes and No" in (source.check_edit(nback.id, ItemEdit(options={"A": "Maybe"})) or "")
+    assert "not one of the options" in (source.check_edit(choice.id, ItemEdit(answer="Z"))
+                                        or "")
+    assert source.check_edit(choice.id, ItemEdit(question="Which video showed it?")) is None
+    assert source.check_edit("no-such-item", ItemEdit()) == "no item 'no-such-item'"

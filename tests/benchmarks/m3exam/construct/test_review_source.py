@@ -182,3 +182,12 @@ def test_the_released_persona_round_trips(m3exam_persona: Path, tmp_path: Path) 
     assert (result.exported, result.rejected, result.loaded, result.skipped) == (2, 1, 2, [])
     texts = [q.text for q in load_m3exam(tmp_path / "export").questions]
     assert texts == [i.question for i in keep]
+
+
+def test_an_edit_the_layout_refuses_is_named_when_saved(persona: Path) -> None:
+    source = open_review_source(persona)
+    assert source is not None
+    first = _items(persona)[0]
+    assert "no options" in (source.check_edit(first.id, ItemEdit(options={"A": "x"})) or "")
+    assert source.check_edit(first.id, ItemEdit(answer="a sick dog")) is None
+    assert source.check_edit("q999", ItemEdit()) == "no item 'q999'"

@@ -199,3 +199,33 @@ def test_code_checks_name_what_is_wrong() -> None:
     assert failed(no_evidence) == {"evidence"}
     unanswerable = draft("good", "visual_recall", ["D1", "D2"], answerable=False)
     assert failed(unanswerable) == set()
+
+
+def test_sessions_are_placed_by_the_records_when_transcripts_state_no_start(
+        suite: EgoSuite, tmp_path: Path) -> None:
+    # a person's own transcripts often say nothing of the clock (stage 1 had --starts): every
+    # session an accepted pair names, by a question span or by evidence only, is placed by the
+    # start the record states; one no record names is reported, never silently dropped
+    root = release_root(suite, tmp_path / "root")
+    for file in (root / "data" / "transcripts").rglob("*.json"):
+        raw = json.loads(file.read_text())
+        if isinstance(raw.get("metadata"), dict):
+            raw["metadata"] = {k: v for k, v in raw["metadata"].items()
+                               if "start" not in k}
+            file.write_text(json.dumps(raw))
+    backend, _ = scripted_backend(suite)
+    report = annotate_questions(root, backend, settings=SETTINGS)
+    backend.close()
+    assert report.accepted == 4 and report.load_skipped_questions == []
+    records = json.loads((root / ALL_QA_PATH).read_text())
+    named = {s["video_id"] for r in records for s in r["question_evidence"]["time_spans"]}
+    evidence = {e["video_id"] for r in records for e in r["answer_evidence"]["evidence_list"]}
+    assert all("video_start_time_unix" in e for r in records
+               for e in r["answer_evidence"]["evidence_list"])
+    placed = {s.video_id for s in load_supermemory(root).sessions[1]}
+    assert evidence - named  # a session holding only evidence: the case this is about
+    assert named | evidence <= placed
+    ledger = SuperLedger.model_validate_json(
+        (root / "annotations" / "ledger" / "person_1.json").read_bytes())
+    assert report.unplaced_sessions == [f"{s.video_id} (person 1)" for s in ledger.sessions
+                                        if s.video_id not in placed]

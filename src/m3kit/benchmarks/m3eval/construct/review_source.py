@@ -132,6 +132,18 @@ class M3EvalReviewSource:
 
     # -- export --------------------------------------------------------------------------------
 
+    def check_edit(self, item_id: str, edit: ItemEdit) -> str | None:
+        record = next((r for r in self._records() if r.id == item_id), None)
+        if record is None:
+            return f"no item {item_id!r}"
+        if record.nback and edit.options:
+            return "an N-back question's options are Yes and No: change the gold instead"
+        try:
+            _edited(record, edit)
+        except SchemaError as exc:
+            return exc.reason
+        return None
+
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult:
         """Write the accepted records, edited, as a benchmark root at ``out`` (new, empty, or
         an earlier export, replaced whole), read back with ``load_m3eval``."""

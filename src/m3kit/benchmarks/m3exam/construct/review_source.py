@@ -118,6 +118,16 @@ class M3ExamReviewSource:
 
     # -- export --------------------------------------------------------------------------------
 
+    def check_edit(self, item_id: str, edit: ItemEdit) -> str | None:
+        raw = dict(self._questions()).get(int(item_id[1:])) if item_id[1:].isdigit() else None
+        if raw is None:
+            return f"no item {item_id!r}"
+        try:
+            _edited(item_id, raw, edit)
+        except SchemaError as exc:
+            return exc.reason
+        return None
+
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult:
         """Write ``OUT/<persona>/`` with the accepted questions, edited (``out`` new, empty,
         or an earlier export, replaced whole), read back with ``load_m3exam``."""

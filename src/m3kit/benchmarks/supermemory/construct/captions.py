@@ -571,9 +571,12 @@ def _chunk_key(cache: ResultCache, captioner: Captioner, job: ChunkJob) -> str:
     return cache.key(
         captioner.settings(), job.settings.model_dump(mode="json"),
         file_stamp(video) if video is not None else None,
-        [job.session.subject, job.session.video_id, job.index, job.start, job.end],
+        # the session's start too: the prompt shows the chunk's wall-clock time
+        [job.session.subject, job.session.video_id, job.session.start, job.index, job.start,
+         job.end],
         [line.model_dump(mode="json") for line in job.lines],
-        [[e.video_id, e.chunk.caption.model_dump(mode="json")] for e in job.window],
+        [[e.video_id, e.session_start, e.chunk.caption.model_dump(mode="json")]
+         for e in job.window],
         job.registry.model_dump(mode="json"))
 
 

@@ -170,6 +170,9 @@ class QuestionReport(BaseModel):
     written: int = 0
     load_skipped_questions: list[str] = Field(default_factory=list)
     load_skips: list[str] = Field(default_factory=list)
+    # sessions of a person with questions that the loader left off the person's timeline
+    # ("P1_D2 (person 1)"): their events would be hidden from every memory
+    unplaced_sessions: list[str] = Field(default_factory=list)
 
     def summary(self) -> str:
         reasons = ", ".join(f"{n} {kind}" for kind, n in sorted(self.rejected.items())) or "none"
@@ -247,8 +250,12 @@ def qa_record(question_id: int, plan: PairPlan, draft: QADraft,
                          video_start_time_unix=sessions[s.video_id].start_unix)
             for s in draft.question.time_spans]),
         answer_evidence=AnswerEvidence(
-            evidence_list=[AnswerEvidenceItem(video_id=e.video_id, time_span=LocalSpan(
-                start_time=e.time_span.start_time, end_time=e.time_span.end_time))
+            evidence_list=[AnswerEvidenceItem(
+                video_id=e.video_id, time_span=LocalSpan(start_time=e.time_span.start_time,
+                                                         end_time=e.time_span.end_time),
+                # every video's start stated: the loader places a session holding only
+                # evidence by it, whatever its transcript says
+                video_start_time_unix=sessions[e.video_id].start_unix)
                 for e in answer.evidence_list],
             text=answer.text),
     )
@@ -337,8 +344,8 @@ async def _work_pair(backend: TextBackend, plan: PairPlan, person: _Person,
             if verdict.passed:
                 return story.ended("accepted")
             last = "; ".join(verdict.problems)
-            if not verdict.causality.passed and verdict.verifier_called:
-                # deterministic: no score and no rewrite makes late evidence early
+            if not verdict.causality.passed:
+                # deterministic and final: no score and no rewrite makes late evidence early
                 return story.ended("rejected", verdict.problems[0])
             if verdict.verifier_called and not verdict.is_salvageable:
                 return story.ended("rejected", f"verifier: not salvageable ({last})")
@@ -482,6 +489,12 @@ async def annotate_questions_async(root: str | Path, backend: TextBackend, *,
     loaded = load_supermemory(root)
     report.load_skipped_questions = list(loaded.skipped_question_ids)
     report.load_skips = [str(skip) for skip in loaded.skipped]
+    asked = {r.subject for r in records}
+    for subject in sorted(asked):
+        placed = {t.video_id.lower() for t in loaded.sessions.get(subject, [])}
+        report.unplaced_sessions += [
+            f"{s.video_id} (person {subject})" for s in people[subject].ledger.sessions
+            if s.video_id.lower() not in placed]
     return report
 
 

@@ -43,6 +43,7 @@ from m3kit.schema import Question
 from m3kit.schema.review import (
     EXPORT_RECORD,
     ExportResult,
+    ItemEdit,
     ReviewCheck,
     ReviewDecision,
     ReviewItem,
@@ -159,6 +160,13 @@ class SuperMemoryReviewSource:
 
     # -- export ------------------------------------------------------------------------------
 
+    def check_edit(self, item_id: str, edit: ItemEdit) -> str | None:
+        try:
+            _edited(self._raw[item_id], item_id, edit, self.data.qa_file)
+        except (KeyError, SuperMemoryError) as exc:
+            return exc.reason if isinstance(exc, SuperMemoryError) else f"no item {item_id!r}"
+        return None
+
     def export(self, decisions: dict[str, ReviewDecision], out: Path) -> ExportResult:
         """The accepted records, edited, in the released layout at ``out`` (new, empty, or an
         earlier export, replaced whole), the sessions' files hard-linked beside them, read
@@ -166,7 +174,7 @@ class SuperMemoryReviewSource:
         out = Path(out)
         raw = self._raw
         verdicts = {q.id: verdict_of(decisions, q.id) for q in self.data.questions}
-        kept = [_edited(raw[q.id], decisions[q.id], self.data.qa_file)
+        kept = [_edited(raw[q.id], q.id, decisions[q.id].edit, self.data.qa_file)
                 for q in self.data.questions if verdicts[q.id] == "accepted"]
         with folder_replaced(out, earlier=EXPORT_RECORD) as temp:
             for sessions in self.data.sessions.values():
@@ -185,17 +193,17 @@ class SuperMemoryReviewSource:
         return result
 
 
-def _edited(raw: dict[str, object], decision: ReviewDecision, qa_file: Path) -> dict[str, object]:
-    """``raw`` with the decision's edits applied, the gold's fields kept consistent; checked as
-    the loader checks it (``SuperMemoryError`` naming the item and field otherwise)."""
+def _edited(raw: dict[str, object], item_id: str, edit: ItemEdit,
+            qa_file: Path) -> dict[str, object]:
+    """``raw`` with ``edit`` applied, the gold's fields kept consistent; checked as the loader
+    checks it (``SuperMemoryError`` naming the item and field otherwise)."""
     record = dict(raw)
-    edit = decision.edit
     choices = [str(c) for c in record["choices"]] if isinstance(record["choices"], list) else []
     types = [str(t) for t in record["choice_types"]] \
         if isinstance(record["choice_types"], list) else []
     gold = record["correct_option_index"]
     if not isinstance(gold, int):
-        raise SuperMemoryError("not an index", path=qa_file, record=decision.item_id,
+        raise SuperMemoryError("not an index", path=qa_file, record=item_id,
                                field="correct_option_index")
     if edit.question is not None:
         record["question"] = edit.question
@@ -203,13 +211,13 @@ def _edited(raw: dict[str, object], decision: ReviewDecision, qa_file: Path) -> 
         k = ord(letter.upper()) - ord("A")
         if not 0 <= k < len(choices):
             raise SuperMemoryError(f"the edit names no option {letter!r}", path=qa_file,
-                                   record=decision.item_id, field="choices")
+                                   record=item_id, field="choices")
         choices[k] = text
     if edit.answer is not None:
         new = ord(edit.answer.strip().upper()[:1] or "?") - ord("A")
         if not 0 <= new < len(choices):
             raise SuperMemoryError(f"the edit's gold {edit.answer!r} is no option", path=qa_file,
-                                   record=decision.item_id, field="correct_option_index")
+                                   record=item_id, field="correct_option_index")
         # the new gold takes the "correct" role, the old gold the role the new one had
         types[gold], types[new] = types[new], types[gold]
         gold = new
@@ -223,7 +231,7 @@ def _edited(raw: dict[str, object], decision: ReviewDecision, qa_file: Path) -> 
     except ValidationError as exc:
         skip = record_skip(exc)
         raise SuperMemoryError(f"the edited record is not valid: {skip.reason}", path=qa_file,
-                               record=decision.item_id, field=skip.field or None) from None
+                               record=item_id, field=skip.field or None) from None
     return record
 
 

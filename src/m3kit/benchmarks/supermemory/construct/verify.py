@@ -159,6 +159,15 @@ def _spans_on_clock(draft: QADraft, sessions: Mapping[str, LedgerSession],
     return "\n".join([*lines, f"- the question's moment: {moment} UTC"])
 
 
+def _causal_problems(causality: CausalityCheck) -> list[str]:
+    """The causality check's failure as the first problem of a verdict (none when it passed)."""
+    if causality.passed:
+        return []
+    late = any("after the question" in why for why in causality.late)
+    what = "evidence after the question" if late else "a span outside the recordings"
+    return [f"causality: {what} ({causality.late[0]})"]
+
+
 async def verify_draft(backend: TextBackend, draft: QADraft, *, item: str,
                        sessions: Mapping[str, LedgerSession], retriever: LedgerRetriever,
                        min_score: float = DEFAULT_MIN_SCORE, context_events: int = 8,
@@ -167,10 +176,11 @@ async def verify_draft(backend: TextBackend, draft: QADraft, *, item: str,
     when the verifier's reply is not its JSON after ``retries`` more tries."""
     checks = code_checks(draft)
     causality = check_causality(draft, sessions)
+    causal = _causal_problems(causality)
     failed = [f"code check {c.name}: {c.rationale}" for c in checks if not c.passed]
     if failed:
         return Verdict(scores=[*checks, _causality_score(causality)], causality=causality,
-                       problems=failed)
+                       problems=[*causal, *failed])
     verdict = "passed" if causality.passed else "FAILED: " + "; ".join(causality.late)
     prompt = verifier_prompt(draft, spans=_spans_on_clock(draft, sessions, causality),
                              context=[event_line(e) for e in _context(draft, retriever,
@@ -198,10 +208,6 @@ async def verify_draft(backend: TextBackend, draft: QADraft, *, item: str,
         problems.append("verifier: guessable without memory")
     if reply.contains_pii:
         problems.append("verifier: contains personal identifiers")
-    if not causality.passed:
-        late = any("after the question" in why for why in causality.late)
-        what = "evidence after the question" if late else "a span outside the recordings"
-        problems.insert(0, f"causality: {what} ({causality.late[0]})")
     return Verdict(scores=[*checks, *scores, _causality_score(causality)], causality=causality,
-                   problems=problems, suggestions=reply.suggestions,
+                   problems=[*causal, *problems], suggestions=reply.suggestions,
                    is_salvageable=reply.is_salvageable, verifier_called=True)
