@@ -49,6 +49,7 @@ class RequestRecord:
     authorized: bool
     prompt: str = ""  # the last user message's text
     image_urls: tuple[str, ...] = ()  # every image of the request (data URIs, links), in order
+    response_format: Any = None  # the request's ``response_format`` as sent (a constrained reply)
 
 
 class ScriptedServer:
@@ -287,7 +288,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 server._gate()  # a held request is recorded only once it is answered
             server._record(RequestRecord(key, outcome, images, str(request.get("model")),
                                          authorized, prompt,
-                                         _image_urls(request.get("messages", []))))
+                                         _image_urls(request.get("messages", [])),
+                                         request.get("response_format")))
             if outcome == "unauthorized":
                 self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
             elif outcome == "rate_limit":

@@ -5,8 +5,16 @@ abandoned, then one typed error; the call count says what happened."""
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
-from m3kit.models.backend import BackendError, BackendRequest, InspectBackend, backoff_seconds
+from m3kit.errors import M3kitError
+from m3kit.models.backend import (
+    BackendError,
+    BackendRequest,
+    InspectBackend,
+    backoff_seconds,
+    call_json,
+)
 
 
 def _backend(model: str, **options: object) -> tuple[InspectBackend, list[str]]:
@@ -72,3 +80,43 @@ def test_attempts_and_timeout_are_checked() -> None:
         InspectBackend("mockllm/model", max_attempts=0)
     with pytest.raises(M3kitError, match="> 0"):
         InspectBackend("mockllm/model", attempt_timeout=0)
+
+
+class _Pair(BaseModel):
+    reason: str = ""
+    answer: str
+
+
+@pytest.mark.parametrize("structured", ["json_schema", "json_object"])
+def test_a_reply_schema_reaches_the_server_when_asked(scripted, serve, structured) -> None:
+    # the schema a JSON reply must follow, every field required in declared order (reasons
+    # first), sent in the form the server decodes by: OpenAI's json_schema, llama.cpp's
+    # json_object; off sends none
+    server = scripted(answers={"q1": '{"reason": "seen at 3 s", "answer": "the shelf"}'})
+    # a service name of its own per case: inspect keeps a model per name, bound to its server
+    service = "strict" + structured.replace("_", "")
+    backend, _ = _backend(serve(service, server), structured=structured)
+    plain, _ = _backend(serve(service, server))
+    try:
+        got = call_json(backend, BackendRequest("plan", "p1", "qid=q1"), _Pair)
+        call_json(plain, BackendRequest("plan", "p1", "qid=q1"), _Pair)
+    finally:
+        backend.close()
+        plain.close()
+    assert got == _Pair(reason="seen at 3 s", answer="the shelf")
+    sent, unconstrained = (r.response_format for r in server.records)
+    assert unconstrained is None
+    if structured == "json_schema":
+        assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "plan"
+        schema = sent["json_schema"]["schema"]
+    else:
+        assert sent["type"] == "json_object"
+        schema = sent["schema"]
+    assert list(schema["properties"]) == ["reason", "answer"]
+    assert schema["required"] == ["reason", "answer"]
+    assert backend.settings()["structured"] == structured and "structured" not in plain.settings()
+
+
+def test_an_unknown_structured_output_is_named() -> None:
+    with pytest.raises(M3kitError, match="structured output is one of off, json_schema"):
+        InspectBackend("mockllm/model", structured="grammar")  # type: ignore[arg-type]

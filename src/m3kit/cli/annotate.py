@@ -15,8 +15,19 @@ from typing import Annotated
 
 import typer
 
-from m3kit.cli.options import CallAttemptsOption, CallTimeoutOption, QuietOption, at_least
-from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT
+from m3kit.cli.options import (
+    CallAttemptsOption,
+    CallTimeoutOption,
+    QuietOption,
+    StructuredOption,
+    at_least,
+)
+from m3kit.models.backend import (
+    DEFAULT_CALL_ATTEMPTS,
+    DEFAULT_CALL_TIMEOUT,
+    STRUCTURED_OUTPUTS,
+    StructuredOutput,
+)
 
 app = typer.Typer(help="Turn recordings into a SuperMemory-VQA benchmark: captions, then "
                        "questions.", no_args_is_help=True)
@@ -63,6 +74,7 @@ def captions(
                                              "(faster-whisper tiny.en, offline).")] = True,
     call_attempts: CallAttemptsOption = DEFAULT_CALL_ATTEMPTS,
     call_timeout: CallTimeoutOption = DEFAULT_CALL_TIMEOUT,
+    structured: StructuredOption = "off",
     quiet: QuietOption = False,
 ) -> None:
     """Stage 1: dense sequential captions of each person's sessions, and a person registry.
@@ -101,7 +113,7 @@ def captions(
         resolved = check_model(model, parse_key_values(model_arg or [], "--model-arg"))
         backend = InspectBackend(resolved, max_tokens=MAX_REPLY_TOKENS,
                                  max_attempts=call_attempts, attempt_timeout=call_timeout,
-                                 notify=progress.message)
+                                 notify=progress.message, structured=_structured(structured))
         captioner = ModelCaptioner(backend, settings)
     try:
         with progress:
@@ -173,6 +185,7 @@ def questions(
         help="Pairs worked on at once.")] = 8,
     call_attempts: CallAttemptsOption = DEFAULT_CALL_ATTEMPTS,
     call_timeout: CallTimeoutOption = DEFAULT_CALL_TIMEOUT,
+    structured: StructuredOption = "off",
     quiet: QuietOption = False,
 ) -> None:
     """Stage 2: each person's Super Ledger, QA pairs planned, verified (code checks, the
@@ -209,7 +222,7 @@ def questions(
     # greedy and seeded: a rerun of the same settings asks the same questions
     backend = InspectBackend(resolved, seed=seed, max_tokens=MAX_REPLY_TOKENS,
                              max_attempts=call_attempts, attempt_timeout=call_timeout,
-                             notify=progress.message)
+                             notify=progress.message, structured=_structured(structured))
     try:
         with progress:
             report = annotate_questions(root, backend, settings=settings, progress=progress)
@@ -236,3 +249,13 @@ def questions(
         # nothing usable came out: one line saying why, exit 2 (every pair's story is written)
         raise M3kitError(f"no QA pair was accepted ({report.drafted} drafted): the reasons "
                          f"are in {root / 'annotations' / 'qa'}")
+
+
+def _structured(value: str) -> StructuredOutput:
+    """``--structured`` as the backend's setting, or an ``OptionError`` naming the choices."""
+    from m3kit.cli.options import OptionError
+
+    if value not in STRUCTURED_OUTPUTS:
+        raise OptionError(f"one of {', '.join(STRUCTURED_OUTPUTS)}, got {value!r}",
+                          field="--structured")
+    return value

@@ -69,6 +69,10 @@ CallAttemptsOption = Annotated[int, typer.Option(
 CallTimeoutOption = Annotated[float, typer.Option(
     "--call-timeout", callback=at_least("--call-timeout", 1), help="Seconds before one "
     "attempt of a model call is abandoned.")]
+StructuredOption = Annotated[str, typer.Option(
+    "--structured", help="Send each JSON reply's schema so the server decodes only what it "
+    "admits: off, json_schema (OpenAI, vLLM, SGLang) or json_object (llama.cpp's "
+    "llama-cpp-python server).")]
 
 
 def parse_key_values(items: Iterable[str] | None, option: str) -> dict[str, Any]:

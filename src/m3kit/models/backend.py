@@ -28,9 +28,9 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
@@ -46,11 +46,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CALL_ATTEMPTS",
     "DEFAULT_CALL_TIMEOUT",
+    "STRUCTURED_OUTPUTS",
     "BackendError",
     "BackendRequest",
     "CallCount",
     "InspectBackend",
     "MalformedReplyError",
+    "StructuredOutput",
     "TextBackend",
     "backend_name",
     "backoff_seconds",
@@ -59,6 +61,7 @@ __all__ = [
     "call_text",
     "complete_async",
     "extract_json",
+    "reply_schema",
     "json_object_reply",
 ]
 
@@ -68,6 +71,14 @@ logger = logging.getLogger(__name__)
 
 # An image a request carries: a file (sent by path) or RGB ``uint8`` pixels (a decoded frame).
 Image = Path | np.ndarray
+
+# How a JSON reply's schema reaches the server, which then decodes only text the schema admits:
+# ``off`` (the prompt describes the format, nothing more); ``json_schema``: OpenAI's
+# ``response_format`` of type ``json_schema`` (OpenAI, vLLM, SGLang; inspect's
+# ``GenerateConfig.response_schema``); ``json_object``: ``{"type": "json_object", "schema":
+# ...}``, the form llama.cpp's Python server (llama-cpp-python) turns into a grammar.
+StructuredOutput = Literal["off", "json_schema", "json_object"]
+STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = get_args(StructuredOutput)
 
 # A reply wrapped in markdown code fences: the JSON is looked for inside them first.
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -136,6 +147,10 @@ class BackendRequest:
     prompt: str
     images: tuple[Image, ...] = field(default=())
     attempt: int = 0
+    # the JSON schema the reply must follow (``call_json`` sets it): a backend that constrains
+    # its server's decoding (``InspectBackend(structured=...)``) sends it. Not part of ``key``:
+    # it follows from the stage, and the backend's settings say whether it was sent.
+    schema: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def key(self) -> str:
         """The hash of everything that makes the request (images by path or by pixels)."""
@@ -154,7 +169,7 @@ class BackendRequest:
 
     def retry(self, prompt: str, attempt: int) -> BackendRequest:
         """The same request, asked again with ``prompt`` as try number ``attempt``."""
-        return BackendRequest(self.stage, self.item, prompt, self.images, attempt)
+        return BackendRequest(self.stage, self.item, prompt, self.images, attempt, self.schema)
 
 
 @runtime_checkable
@@ -198,6 +213,7 @@ class InspectBackend:
         backoff_base: float = BACKOFF_BASE,
         notify: Callable[[str], None] | None = None,
         model_args: Mapping[str, Any] | None = None,
+        structured: StructuredOutput = "off",
         **more_model_args: Any,
     ) -> None:
         from inspect_ai.model import GenerateConfig, Model, get_model
@@ -239,13 +255,35 @@ class InspectBackend:
         self._greedy = seed is not None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.name = str(self.model)
+        if structured not in STRUCTURED_OUTPUTS:
+            raise M3kitError(f"structured output is one of {', '.join(STRUCTURED_OUTPUTS)}, "
+                             f"got {structured!r}", field="structured")
+        self.structured = structured
 
     def settings(self) -> dict[str, Any]:
-        """What besides the prompt decides a reply: the generate config (for cache keys;
-        ``max_retries``, how failures are handled, is not part of it)."""
+        """What besides the prompt decides a reply: the generate config and how replies are
+        constrained (for cache keys; ``max_retries``, how failures are handled, is not part of
+        it)."""
         settings = self.config.model_dump(mode="json", exclude_none=True)
         settings.pop("max_retries", None)
+        if self.structured != "off":
+            settings["structured"] = self.structured
         return settings
+
+    def _constrained(self, config: GenerateConfig, request: BackendRequest) -> GenerateConfig:
+        """``config`` carrying the request's reply schema as ``structured`` says."""
+        from inspect_ai.model import ResponseSchema
+        from inspect_ai.util import JSONSchema
+
+        if request.schema is None or self.structured == "off":
+            return config
+        if self.structured == "json_schema":
+            return config.model_copy(update={"response_schema": ResponseSchema(
+                name=re.sub(r"[^A-Za-z0-9_-]", "_", request.stage) or "reply",
+                json_schema=JSONSchema.model_validate(request.schema))})
+        body = {**(config.extra_body or {}),
+                "response_format": {"type": "json_object", "schema": dict(request.schema)}}
+        return config.model_copy(update={"extra_body": body})
 
     def complete(self, request: BackendRequest) -> str:
         if self._loop is None or self._loop.is_closed():
@@ -268,6 +306,7 @@ class InspectBackend:
             # a greedy model answers an unchanged prompt the same way every time
             config = config.model_copy(update={"temperature": self.retry_temperature,
                                                "seed": (config.seed or 0) + request.attempt})
+        config = self._constrained(config, request)
         for attempt in range(1, self.max_attempts + 1):
             try:
                 with inspect_hooks_noise_dropped(), request_lines_redacted():
@@ -399,6 +438,35 @@ def _validated(adapter: TypeAdapter[T], text: str, check: Callable[[T], None] | 
     return value
 
 
+def reply_schema(adapter: TypeAdapter[Any]) -> dict[str, Any]:
+    """The JSON schema a reply of ``adapter``'s type follows, every property of every object
+    required in declared order: a server that decodes by the schema then writes each field,
+    reasons before what they justify, instead of stopping at the ones without a default."""
+    raw = adapter.json_schema()
+    defs = raw.pop("$defs", {})
+
+    def strict(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                # inlined: inspect's ``JSONSchema`` (the json_schema path) drops ``$defs``
+                return strict(defs[ref.removeprefix("#/$defs/")])
+            node = {k: strict(v) for k, v in node.items()}
+            if isinstance(node.get("properties"), dict):
+                node["required"] = list(node["properties"])
+            return node
+        if isinstance(node, list):
+            return [strict(v) for v in node]
+        return node
+
+    schema: dict[str, Any] = strict(raw)
+    return schema
+
+
+def _with_schema(request: BackendRequest, adapter: TypeAdapter[Any]) -> BackendRequest:
+    return replace(request, schema=reply_schema(adapter))
+
+
 def _retry_prompt(request: BackendRequest, problem: str) -> str:
     return (f"{request.prompt}\n\nYour previous answer was rejected ({problem}). "
             "Answer again with valid JSON only, following the format exactly.")
@@ -419,6 +487,7 @@ def call_json(
     ``retries`` extra tries, ``error`` names the stage, the item and the last problem.
     """
     adapter: TypeAdapter[T] = TypeAdapter(schema)
+    request = _with_schema(request, adapter)
     prompt, problem = request.prompt, ""
     for attempt in range(retries + 1):
         try:
@@ -441,6 +510,7 @@ async def call_json_async(
 ) -> T:
     """``call_json`` on the running event loop (``complete_async``): concurrent pipelines."""
     adapter: TypeAdapter[T] = TypeAdapter(schema)
+    request = _with_schema(request, adapter)
     prompt, problem = request.prompt, ""
     for attempt in range(retries + 1):
         text = await complete_async(backend, request.retry(prompt, attempt))
