@@ -47,7 +47,9 @@ function renderList() {
     nav.append(el("div", {
       class: "entry" + (n === state.index ? " current" : ""), "data-id": entry.id,
       onclick: () => openItem(n),
-    }, el("span", { class: "badge " + entry.verdict }, entry.verdict),
+    }, el("span", { class: "badge " + entry.verdict,
+                    ...(entry.stale ? { title: entry.reason } : {}) },
+          entry.stale ? "pending*" : entry.verdict),
        el("span", { class: "text", title: entry.question }, `${entry.id}. ${entry.question}`)));
   });
   const current = nav.children[state.index];
@@ -206,6 +208,7 @@ async function decide(verdict, { advance } = { advance: true }) {
     const entry = state.list[state.index];
     entry.verdict = reply.decision.verdict;
     entry.reason = reply.decision.reason;
+    entry.stale = false;
     showProgress(reply.progress);
     renderList();
     say(`saved: ${reply.decision.verdict} by ${reply.decision.reviewer}`);

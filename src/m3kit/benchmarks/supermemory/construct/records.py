@@ -236,7 +236,8 @@ class DraftAnswer(BaseModel):
 
     evidence_list: list[DraftEvidence] = Field(default_factory=list)
     is_answerable: bool
-    answer_choices: list[DraftChoice]
+    # exactly three, as the release's validator wants (the abstain option is added in code)
+    answer_choices: list[DraftChoice] = Field(min_length=3, max_length=3)
     text: str
 
 
@@ -245,7 +246,8 @@ class DraftQuestion(BaseModel):
 
     question_reasoning: str = ""
     text: str
-    time_spans: list[DraftSpan]
+    # at least one: a question without a span has no moment (the release drops such a pair)
+    time_spans: list[DraftSpan] = Field(min_length=1)
 
 
 class DraftMeta(BaseModel):
