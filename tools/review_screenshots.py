@@ -1,16 +1,20 @@
 """Screenshots of ``m3kit review``'s main screens for the README, taken in Debian's headless
 Chromium on a tiny synthetic egocentric suite (nothing else is needed).
 
-    python tools/review_screenshots.py [--out docs/images]
+    python tools/review_screenshots.py [--out docs/images] [--also DIR [--also DIR ...]]
 
 Writes ``review_item.png`` (an item, its video paused at the end of an evidence span, the
 options with their roles), ``review_rejected.png`` (a rejected item with its reason and the
-list's badges) and ``review_export.png`` (the export's result), each 1280x800.
+list's badges) and ``review_export.png`` (the export's result), each 1280x800; with ``--also``,
+``review_<benchmark>.png``: the first item of each other builder output (an M3Exam persona
+folder, an annotated SuperMemory-VQA root with its verifier's checks), reviewed in a copy so
+the folder itself is never written to.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -55,6 +59,8 @@ def _shoot(driver: WebDriver, out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/images"))
+    parser.add_argument("--also", type=Path, action="append", default=[],
+                        help="another builder's output to shoot the first item of")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,6 +88,16 @@ def main() -> None:
                 _until(driver, "return document.getElementById('export-result')"
                                ".dataset.loaded !== undefined")
                 _shoot(driver, args.out / "review_export.png")
+            for n, folder in enumerate(args.also):
+                copy = Path(tmp) / f"also{n}" / folder.resolve().name
+                shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("review", "cache"))
+                app = open_review(copy, "ana")
+                with serving(app) as url:
+                    driver.get(url)
+                    _until(driver, "return document.getElementById('item-id')"
+                                   ".textContent.startsWith('#')")
+                    time.sleep(0.5)  # images and the first frame painted
+                    _shoot(driver, args.out / f"review_{app.title.split(': ')[-1]}.png")
         finally:
             driver.quit()
 

@@ -37,10 +37,11 @@ import asyncio
 import json
 import random
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from m3kit.benchmarks.construction import ConstructionProgress, SilentProgress
 from m3kit.benchmarks.m3eval.construct.captions import (
     CAPTION_PROMPT,
     VideoCaptions,
@@ -75,7 +76,6 @@ from m3kit.models.call_cache import ResultCache
 __all__ = [
     "DraftFormatError",
     "GenerationConfig",
-    "GenerationProgress",
     "GenerationReport",
     "generate_questions",
     "parse_draft",
@@ -88,19 +88,6 @@ QA_FILE = "m3kit_generated_qa.json"
 CACHE_DIR = Path("build") / "generation"
 
 STAGES = ("captions", "questions", "nback")
-
-
-class GenerationProgress(Protocol):
-    """Where a generation run reports its progress (the CLI draws rich bars from it)."""
-
-    def stage(self, name: str, total: int) -> None:
-        """``total`` units of stage ``name`` (``captions``: videos, ``questions``: question
-        jobs, ``nback``: N-back instances) are about to run."""
-
-    def advance(self, name: str, *, reused: bool = False) -> None:
-        """One unit of ``name`` finished (``reused``: taken from an earlier run)."""
-
-    def message(self, text: str) -> None: ...
 
 
 class DraftFormatError(SchemaError):
@@ -223,7 +210,7 @@ def generate_questions(
     backend: TextBackend,
     *,
     config: GenerationConfig | None = None,
-    progress: GenerationProgress | None = None,
+    progress: ConstructionProgress | None = None,
 ) -> GenerationReport:
     """Caption, generate, check, shuffle and write every question of the built ``root``.
 
@@ -237,7 +224,7 @@ async def generate_questions_async(
     backend: TextBackend,
     *,
     config: GenerationConfig | None = None,
-    progress: GenerationProgress | None = None,
+    progress: ConstructionProgress | None = None,
 ) -> GenerationReport:
     """``generate_questions`` on the running event loop."""
     from m3kit.benchmarks.m3eval.construct.nback_labels import nback_records
@@ -247,7 +234,8 @@ async def generate_questions_async(
     plan = load_plan(root)
     run = _Run(backend=backend, config=config,
                cache=ResultCache(root / CACHE_DIR, backend_name(backend)),
-               progress=progress or _Silent(), limit=asyncio.Semaphore(config.max_connections))
+               progress=progress or SilentProgress(),
+               limit=asyncio.Semaphore(config.max_connections))
     report = GenerationReport()
     sources = {s.id: s.path for pp in plan.pairs for s in (pp.pair.video1, pp.pair.video2)}
     jobs = [(pp, job) for index, pp in enumerate(plan.pairs) for job in _jobs(pp, index)]
@@ -355,17 +343,6 @@ def _pair_captions(
 # -- model work: concurrent, bounded, persisted --------------------------------------------------
 
 
-class _Silent:
-    def stage(self, name: str, total: int) -> None:
-        pass
-
-    def advance(self, name: str, *, reused: bool = False) -> None:
-        pass
-
-    def message(self, text: str) -> None:
-        pass
-
-
 class _JobReply(BaseModel):
     """The outcome of one question job's replies: the parsable reply, or why none was."""
 
@@ -382,7 +359,7 @@ class _Run:
     matches, else computed (calls bounded by ``limit``) and stored at once."""
 
     def __init__(self, *, backend: TextBackend, config: GenerationConfig,
-                 cache: ResultCache, progress: GenerationProgress,
+                 cache: ResultCache, progress: ConstructionProgress,
                  limit: asyncio.Semaphore) -> None:
         self.backend, self.config, self.cache = backend, config, cache
         self.progress, self.limit = progress, limit

@@ -44,6 +44,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, Field
 
+from m3kit.benchmarks.construction import ConstructionProgress
 from m3kit.benchmarks.supermemory.construct.records import (
     ANNOTATION_DIR,
     CallCost,
@@ -77,7 +78,6 @@ from m3kit.schema import SkippedRecord
 __all__ = [
     "CAPTIONS_DIR",
     "CACHE_DIR",
-    "CaptionProgress",
     "CaptionReport",
     "CaptionResult",
     "CaptionSettings",
@@ -194,16 +194,6 @@ class Captioner(Protocol):
     def settings(self) -> dict[str, Any]: ...
 
     def caption(self, job: ChunkJob) -> CaptionResult: ...
-
-
-class CaptionProgress(Protocol):
-    """Where stage 1 reports its progress (``cli.progress.StageProgress`` draws it)."""
-
-    def stage(self, name: str, total: int) -> None: ...
-
-    def advance(self, name: str, *, reused: bool = False) -> None: ...
-
-    def message(self, text: str) -> None: ...
 
 
 # -- the prompt ----------------------------------------------------------------------------------
@@ -582,7 +572,7 @@ def _chunk_key(cache: ResultCache, captioner: Captioner, job: ChunkJob) -> str:
 
 def _caption_person(subject: int, sessions: Sequence[SessionSource], root: Path,
                     captioner: Captioner, settings: CaptionSettings, cache: ResultCache,
-                    progress: CaptionProgress | None, report: CaptionReport) -> None:
+                    progress: ConstructionProgress | None, report: CaptionReport) -> None:
     registry = PersonRegistry(subject=subject)
     window: list[WindowEntry] = []
     first = min(s.start for s in sessions)
@@ -637,7 +627,7 @@ def _caption_person(subject: int, sessions: Sequence[SessionSource], root: Path,
 
 def caption_sessions(found: FoundSessions, root: str | Path, captioner: Captioner,
                      settings: CaptionSettings | None = None, *,
-                     progress: CaptionProgress | None = None) -> CaptionReport:
+                     progress: ConstructionProgress | None = None) -> CaptionReport:
     """Caption every session of ``found`` (each person's in time order) into ``root``'s
     ``annotations/captions``; finished chunks are reused from ``annotations/cache``."""
     settings = settings or CaptionSettings()
@@ -660,7 +650,7 @@ def annotate_captions(paths: Sequence[str | Path], root: str | Path, captioner: 
                       settings: CaptionSettings | None = None,
                       inputs: SessionInputs | None = None, *,
                       recognizer: SpeechRecognizer | None = None,
-                      progress: CaptionProgress | None = None) -> CaptionReport:
+                      progress: ConstructionProgress | None = None) -> CaptionReport:
     """Stage 1 whole: the recordings under ``paths`` found and linked into ``root``
     (``sessions.find_sessions``), then captioned (``caption_sessions``)."""
     found = find_sessions(paths, root, inputs or SessionInputs(), recognizer=recognizer,

@@ -35,10 +35,11 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, cast
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from m3kit.benchmarks.construction import ConstructionProgress, SilentProgress
 from m3kit.benchmarks.supermemory.construct.causality import question_video
 from m3kit.benchmarks.supermemory.construct.ledger import (
     LedgerRetriever,
@@ -96,7 +97,6 @@ from m3kit.schema.supermemory import (
 
 __all__ = [
     "PairPlan",
-    "QuestionProgress",
     "QuestionReport",
     "QuestionSettings",
     "annotate_questions",
@@ -108,17 +108,6 @@ __all__ = [
 STAGES = ("ledgers", "questions")
 # Anchors are drawn from the first part of a scope's events, so a question can come later.
 _ANCHOR_SHARE = 0.8
-
-
-class QuestionProgress(Protocol):
-    """Where the run reports progress (``m3kit.cli.progress.StageProgress`` draws it):
-    ``ledgers`` counts persons, ``questions`` pairs."""
-
-    def stage(self, name: str, total: int) -> None: ...
-
-    def advance(self, name: str, *, reused: bool = False) -> None: ...
-
-    def message(self, text: str) -> None: ...
 
 
 class QuestionSettings(BaseModel):
@@ -370,7 +359,7 @@ def _kind(reason: str) -> str:
 
 class _Run:
     def __init__(self, root: Path, backend: TextBackend, settings: QuestionSettings,
-                 progress: QuestionProgress) -> None:
+                 progress: ConstructionProgress) -> None:
         self.root, self.backend, self.settings, self.progress = root, backend, settings, progress
         self.cache = ResultCache(root / ANNOTATION_DIR / "cache", backend_name(backend))
         settings_of = getattr(backend, "settings", None)
@@ -419,13 +408,13 @@ def _tokens(backend: TextBackend) -> tuple[int, int]:
 
 async def annotate_questions_async(root: str | Path, backend: TextBackend, *,
                                    settings: QuestionSettings | None = None,
-                                   progress: QuestionProgress | None = None) -> QuestionReport:
+                                   progress: ConstructionProgress | None = None) -> QuestionReport:
     """``annotate_questions`` on the running event loop."""
     from m3kit.benchmarks.supermemory.load import load_supermemory
 
     root = Path(root)
     settings = settings or QuestionSettings()
-    progress = progress or _Silent()
+    progress = progress or SilentProgress()
     subjects = captioned_persons(root)
     if not subjects:
         raise SchemaError("no stage-1 captions (annotations/captions/person_<n>/"
@@ -500,18 +489,7 @@ async def annotate_questions_async(root: str | Path, backend: TextBackend, *,
 
 def annotate_questions(root: str | Path, backend: TextBackend, *,
                        settings: QuestionSettings | None = None,
-                       progress: QuestionProgress | None = None) -> QuestionReport:
+                       progress: ConstructionProgress | None = None) -> QuestionReport:
     """Stage 2 over every captioned person of ``root`` (see the module doc)."""
     return asyncio.run(annotate_questions_async(root, backend, settings=settings,
                                                 progress=progress))
-
-
-class _Silent:
-    def stage(self, name: str, total: int) -> None:
-        pass
-
-    def advance(self, name: str, *, reused: bool = False) -> None:
-        pass
-
-    def message(self, text: str) -> None:
-        pass
