@@ -463,10 +463,6 @@ def reply_schema(adapter: TypeAdapter[Any]) -> dict[str, Any]:
     return schema
 
 
-def _with_schema(request: BackendRequest, adapter: TypeAdapter[Any]) -> BackendRequest:
-    return replace(request, schema=reply_schema(adapter))
-
-
 def _retry_prompt(request: BackendRequest, problem: str) -> str:
     return (f"{request.prompt}\n\nYour previous answer was rejected ({problem}). "
             "Answer again with valid JSON only, following the format exactly.")
@@ -480,14 +476,17 @@ def call_json(
     retries: int = 2,
     check: Callable[[T], None] | None = None,
     error: type[M3kitError] = MalformedReplyError,
+    reply_format: Mapping[str, Any] | None = None,
 ) -> T:
     """Ask for JSON matching ``schema`` (a pydantic model or type); retry with the problem.
 
     ``check`` adds the caller's own rules: it raises ``ValueError`` to reject. After
     ``retries`` extra tries, ``error`` names the stage, the item and the last problem.
+    ``reply_format``: the JSON schema sent to a constraining server instead of the one
+    ``schema`` gives (``reply_schema``), e.g. with a field narrowed to the values that exist.
     """
     adapter: TypeAdapter[T] = TypeAdapter(schema)
-    request = _with_schema(request, adapter)
+    request = replace(request, schema=reply_format or reply_schema(adapter))
     prompt, problem = request.prompt, ""
     for attempt in range(retries + 1):
         try:
@@ -507,10 +506,11 @@ async def call_json_async(
     retries: int = 2,
     check: Callable[[T], None] | None = None,
     error: type[M3kitError] = MalformedReplyError,
+    reply_format: Mapping[str, Any] | None = None,
 ) -> T:
     """``call_json`` on the running event loop (``complete_async``): concurrent pipelines."""
     adapter: TypeAdapter[T] = TypeAdapter(schema)
-    request = _with_schema(request, adapter)
+    request = replace(request, schema=reply_format or reply_schema(adapter))
     prompt, problem = request.prompt, ""
     for attempt in range(retries + 1):
         text = await complete_async(backend, request.retry(prompt, attempt))

@@ -19,6 +19,7 @@ from m3kit.benchmarks.supermemory.construct.questions import (
     QuestionReport,
     QuestionSettings,
     annotate_questions,
+    draft_format,
     plan_pairs,
 )
 from m3kit.benchmarks.supermemory.construct.records import PersonAnnotations, SuperLedger
@@ -229,3 +230,19 @@ def test_sessions_are_placed_by_the_records_when_transcripts_state_no_start(
         (root / "annotations" / "ledger" / "person_1.json").read_bytes())
     assert report.unplaced_sessions == [f"{s.video_id} (person 1)" for s in ledger.sessions
                                         if s.video_id not in placed]
+
+
+def test_the_draft_format_names_only_the_persons_recordings() -> None:
+    # a constraining server decodes a video id only among the person's recordings, every field
+    # required in the release's order (evidence and reasons before what they justify)
+    schema = draft_format(["P1_D1", "P1_D2"])
+    answer = schema["properties"]["answer"]
+    assert list(answer["properties"]) == ["evidence_list", "is_answerable", "answer_choices",
+                                          "text"]
+    assert answer["required"] == list(answer["properties"])
+    evidence = answer["properties"]["evidence_list"]["items"]
+    span = schema["properties"]["question"]["properties"]["time_spans"]["items"]
+    for item in (evidence, span):
+        assert item["properties"]["video_id"] == {"type": "string", "enum": ["P1_D1", "P1_D2"]}
+    assert schema["properties"]["question"]["properties"]["time_spans"]["minItems"] == 1
+    assert answer["properties"]["answer_choices"]["minItems"] == 3

@@ -33,11 +33,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from m3kit.benchmarks.construction import ConstructionProgress, SilentProgress
 from m3kit.benchmarks.supermemory.construct.causality import question_video
@@ -78,6 +79,7 @@ from m3kit.models.backend import (
     backend_name,
     call_json_async,
     complete_async,
+    reply_schema,
 )
 from m3kit.models.call_cache import ResultCache
 from m3kit.schema.supermemory import (
@@ -99,6 +101,7 @@ __all__ = [
     "PairPlan",
     "QuestionReport",
     "QuestionSettings",
+    "draft_format",
     "annotate_questions",
     "annotate_questions_async",
     "plan_pairs",
@@ -285,6 +288,10 @@ class _Person:
     sessions: dict[str, LedgerSession]
     retriever: LedgerRetriever
     texts: dict[str | None, str]  # ledger text by day (None: the whole ledger)
+    # the draft's schema with every ``video_id`` one of the person's recordings: a server that
+    # decodes by it cannot name a recording that does not exist (small models copy the
+    # format's placeholder "..." or a time there otherwise)
+    draft_format: dict[str, Any]
 
 
 class _Story:
@@ -321,7 +328,8 @@ async def _work_pair(backend: TextBackend, plan: PairPlan, person: _Person,
         draft = await call_json_async(
             backend, BackendRequest("plan", plan.qa_id, planner_prompt(
                 ledger, skill=plan.skill, answerable=plan.answerable, scope=plan.scope,
-                anchor=plan.anchor)), QADraft, retries=settings.retries)
+                anchor=plan.anchor)), QADraft, retries=settings.retries,
+            reply_format=person.draft_format)
         story.drafts.append(draft)
         for loop in range(1, settings.max_loops + 1):
             stage = "verifier"
@@ -344,7 +352,8 @@ async def _work_pair(backend: TextBackend, plan: PairPlan, person: _Person,
             draft = await call_json_async(
                 backend, BackendRequest("enhance", f"{plan.qa_id}.{loop}", enhancer_prompt(
                     draft, problems=verdict.problems, suggestions=verdict.suggestions,
-                    ledger=ledger)), QADraft, retries=settings.retries)
+                    ledger=ledger)), QADraft, retries=settings.retries,
+                reply_format=person.draft_format)
             story.drafts.append(draft)
     except MalformedReplyError as exc:
         return story.ended("rejected", f"malformed reply: {stage}: {exc.reason}")
@@ -373,7 +382,8 @@ class _Run:
         prompt = planner_prompt(ledger, skill=plan.skill, answerable=plan.answerable,
                                 scope=plan.scope, anchor=plan.anchor)
         key = self.cache.key(self.backend_settings, prompt, ledger_text(person.ledger),
-                             s.max_loops, s.min_score, s.retries, s.context_events)
+                             s.max_loops, s.min_score, s.retries, s.context_events,
+                             person.draft_format)
         cached = self.cache.get("qa", plan.qa_id, key, _Outcome)
         if cached is not None:
             self.reused += 1
@@ -398,7 +408,25 @@ def _person(root: Path, subject: int) -> _Person:
     for day in ledger_days(ledger):
         texts[day] = ledger_text(day_ledger(ledger, day))
     return _Person(ledger=ledger, sessions={s.video_id: s for s in ledger.sessions},
-                   retriever=LedgerRetriever(ledger), texts=texts)
+                   retriever=LedgerRetriever(ledger), texts=texts,
+                   draft_format=draft_format([s.video_id for s in ledger.sessions]))
+
+
+def draft_format(video_ids: Sequence[str]) -> dict[str, Any]:
+    """A QA draft's reply schema with each ``video_id`` one of ``video_ids``."""
+    def narrowed(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {k: narrowed(v) for k, v in node.items()}
+            properties = node.get("properties")
+            if isinstance(properties, dict) and "video_id" in properties:
+                properties["video_id"] = {"type": "string", "enum": list(video_ids)}
+            return node
+        if isinstance(node, list):
+            return [narrowed(v) for v in node]
+        return node
+
+    schema: dict[str, Any] = narrowed(reply_schema(TypeAdapter(QADraft)))
+    return schema
 
 
 def _tokens(backend: TextBackend) -> tuple[int, int]:
