@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -462,9 +463,9 @@ async def annotate_questions_async(root: str | Path, backend: TextBackend, *,
     rejected: Counter[str] = Counter()
     for subject in subjects:
         person = people[subject]
-        tokens_before = _tokens(backend)
+        tokens_before, began = _tokens(backend), time.monotonic()
         outcomes = await asyncio.gather(*(run.pair(p, person) for p in plans[subject]))
-        tokens_after = _tokens(backend)
+        tokens_after, seconds = _tokens(backend), time.monotonic() - began
         pairs = []
         calls = 0
         for plan, outcome in zip(plans[subject], outcomes, strict=True):
@@ -487,7 +488,7 @@ async def annotate_questions_async(root: str | Path, backend: TextBackend, *,
         # calls: those that made the person's pairs; tokens: this run's (a reused pair's are
         # not kept: the backend counts tokens per run, not per pair)
         cost = CallCost(calls=calls, input_tokens=tokens_after[0] - tokens_before[0],
-                        output_tokens=tokens_after[1] - tokens_before[1])
+                        output_tokens=tokens_after[1] - tokens_before[1], seconds=seconds)
         report.calls += calls
         report.input_tokens += cost.input_tokens
         report.output_tokens += cost.output_tokens
