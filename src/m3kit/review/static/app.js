@@ -122,7 +122,7 @@ function renderMedia(item) {
     type: "button", "data-span": n, "data-start": m.start, "data-end": m.end,
     onclick: () => playSpan(n),
   }, `${n + 1} ▶ ${m.label}`)));
-  if (!videos.length) $("spans").append(el("em", {}, "no video (transcript-only sessions)"));
+  if (!item.media.length) $("spans").append(el("em", {}, "no media: the evidence is text"));
   $("images").replaceChildren(...item.media.filter((m) => m.kind !== "video").map((m) => {
     const src = m.kind === "pdf_page" ? `/pdf/${m.path}?page=${m.page || 0}` : mediaUrl(m.path);
     return el("figure", {}, el("img", { src, alt: m.label }), el("figcaption", {}, m.label));
@@ -152,8 +152,13 @@ function renderItem(item, decision) {
     el("span", { class: "badge " + o.role }, o.role),
     el("input", { type: "text", "data-letter": o.letter,
                   value: editedValue(o.text, (edit.options || {})[o.letter]) }))));
-  $("gold").textContent = item.options.length ? `gold: ${item.answer}` +
-    (edit.answer ? ` (edited to ${edit.answer})` : "") : `answer: ${item.answer}`;
+  if (item.options.length) {
+    $("gold").textContent = `gold: ${item.answer}` +
+      (edit.answer ? ` (edited to ${edit.answer})` : "");
+  } else {  // an open question (M3Exam): the gold answer itself is edited
+    $("gold").replaceChildren(el("label", { for: "answer" }, "Answer"),
+      el("input", { id: "answer", type: "text", value: editedValue(item.answer, edit.answer) }));
+  }
   $("reason").value = decision && decision.verdict === "rejected" ? decision.reason : "";
   $("evidence").replaceChildren(...item.evidence.map((e) => el("li", {}, e)));
   $("checks").replaceChildren(...(item.checks.length ? item.checks.map((c) => {
@@ -189,6 +194,8 @@ function currentEdit() {
   });
   const gold = document.querySelector("#options input[name=gold]:checked");
   if (gold && gold.value !== item.answer) edit.answer = gold.value;
+  const answer = $("answer");
+  if (answer && answer.value !== item.answer) edit.answer = answer.value;
   return edit;
 }
 
