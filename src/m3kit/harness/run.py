@@ -34,6 +34,8 @@ While it runs, the run holds a lock file in ``log_dir`` (``m3kit.harness.runlock
 a run that is still going, or of one another resume has just taken, is refused with one line;
 locks of dead processes are ignored. SIGTERM stops a run as Ctrl-C (SIGINT) does (inspect
 cancels it and writes its log; the lock is removed), not as a kill, which would leave the lock.
+(Seen once under load: the interrupt landed where inspect did not finish the log, which then
+stays as a kill leaves it; the lock is removed all the same and ``--resume`` recovers it.)
 Started in the background by a shell (SIGINT ignored, so asyncio cancels nothing on it), the
 run is interrupted where it stands: the lock is removed, the log is left as a kill leaves it,
 and ``--resume`` recovers its finished samples.
