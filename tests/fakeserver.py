@@ -97,6 +97,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._seen: Counter[str] = Counter()
         self._answers_given = 0
+        self._holding = 0  # requests held by ``block_after`` and not yet recorded
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -129,6 +130,18 @@ class ScriptedServer:
     def release(self) -> None:
         """Let requests held by ``block_after`` go on."""
         self._release.set()
+
+    def settle(self, timeout: float = 30.0) -> bool:
+        """After ``release``: wait until every request that was held is recorded (a held
+        request of a client that is gone is recorded late, under load after the test has moved
+        on); ``False`` when ``timeout`` passed first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self._holding == 0:
+                    return True
+            time.sleep(0.01)
+        return False
 
     @property
     def port(self) -> int:
@@ -176,15 +189,23 @@ class ScriptedServer:
             return self.answers[key]
         return self.answer(prompt) if self.answer is not None else DEFAULT_ANSWER
 
-    def _gate(self) -> None:
-        """Hold the request once ``block_after`` answers have been given."""
+    def _gate(self) -> bool:
+        """Hold the request once ``block_after`` answers have been given; whether it was held
+        (the caller then calls ``_recorded_held`` once it recorded it)."""
         if self.block_after is None:
-            return
+            return False
         with self._lock:
             given = self._answers_given
-        if given >= self.block_after:
+            held = given >= self.block_after
+            self._holding += held
+        if held:
             self.answered.set()
             self._release.wait()
+        return held
+
+    def _recorded_held(self) -> None:
+        with self._lock:
+            self._holding -= 1
 
     def _count_answer(self) -> None:
         with self._lock:
@@ -284,12 +305,14 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             key = server.key_of(prompt)
             authorized = self._authorized()
             outcome = server._plan(key) if authorized else "unauthorized"
-            if outcome == "answer":
-                server._gate()  # a held request is recorded only once it is answered
+            # a held request is recorded only once it is answered
+            held = outcome == "answer" and server._gate()
             server._record(RequestRecord(key, outcome, images, str(request.get("model")),
                                          authorized, prompt,
                                          _image_urls(request.get("messages", [])),
                                          request.get("response_format")))
+            if held:
+                server._recorded_held()
             if outcome == "unauthorized":
                 self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
             elif outcome == "rate_limit":

@@ -168,7 +168,9 @@ def test_sigterm_stops_the_run_and_removes_its_lock(tmp_path, scripted, make_q, 
     assert log.status in ("cancelled", "started")
     if log.status == "cancelled":
         assert [s.id for s in log.samples or [] if s.error is None] == ["q0"]
-    # either way the finished sample is kept: a resume sends only the two others
+    # either way the finished sample is kept: a resume sends only the two others (counted
+    # once the held request of the stopped run is recorded: under load it lands late)
+    assert server.settle(30)
     server.block_after = None
     seen = len(server.records)
     resumed = subprocess.run([*_eval_args(suite, log_dir), "--resume"],
