@@ -27,7 +27,6 @@ from m3kit.benchmarks.supermemory.construct.prompts import (
     VERIFIER_ROLE,
 )
 from m3kit.benchmarks.supermemory.construct.records import (
-    ANNOTATION_DIR,
     CaptionedChunk,
     CaptionSegment,
     ChunkCaption,
@@ -35,6 +34,7 @@ from m3kit.benchmarks.supermemory.construct.records import (
     SessionCaptions,
     SpokenText,
     TimeSpan,
+    captions_path,
 )
 from m3kit.models.backend import InspectBackend
 from m3kit.schema.supermemory import DATA_DIR, video_path
@@ -57,8 +57,6 @@ BEHAVIOUR = {
 def write_truth_captions(suite: EgoSuite, root: Path) -> None:
     """Stage 1's files for every session of ``suite``, written from its truth under ``root``."""
     for person in suite.manifest.persons:
-        folder = root / ANNOTATION_DIR / "captions" / f"person_{person.subject}"
-        folder.mkdir(parents=True, exist_ok=True)
         for session in person.sessions:
             segments = []
             for scene in session.scenes:
@@ -82,8 +80,9 @@ def write_truth_captions(suite: EgoSuite, root: Path) -> None:
                     caption=ChunkCaption(overall_summary=f"Day {session.day}.",
                                          segments=segments),
                     captioner="truth")])
-            (folder / f"{session.video_id}_caption_narrations.json").write_text(
-                captions.model_dump_json(indent=1), encoding="utf-8")
+            file = root / captions_path(person.subject, session.video_id)
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(captions.model_dump_json(indent=1), encoding="utf-8")
 
 
 def release_root(suite: EgoSuite, root: Path) -> Path:

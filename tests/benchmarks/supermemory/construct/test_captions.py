@@ -21,11 +21,14 @@ from m3kit.benchmarks.supermemory.construct.captions import (
     ModelCaptioner,
     SurrogateCaptioner,
     annotate_captions,
-    captions_path,
     chunk_spans,
+)
+from m3kit.benchmarks.supermemory.construct.records import (
+    PersonRegistry,
+    SessionCaptions,
+    captions_path,
     registry_path,
 )
-from m3kit.benchmarks.supermemory.construct.records import PersonRegistry, SessionCaptions
 from m3kit.benchmarks.supermemory.construct.sessions import SessionInputs
 from m3kit.models.backend import InspectBackend
 from m3kit.perception.captions import SURROGATE_LABEL

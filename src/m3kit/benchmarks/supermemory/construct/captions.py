@@ -47,6 +47,7 @@ from pydantic import BaseModel, Field
 from m3kit.benchmarks.construction import ConstructionProgress
 from m3kit.benchmarks.supermemory.construct.records import (
     ANNOTATION_DIR,
+    CAPTIONS_DIR,
     CallCost,
     CaptionedChunk,
     CaptionSegment,
@@ -57,6 +58,8 @@ from m3kit.benchmarks.supermemory.construct.records import (
     SessionCaptions,
     SpokenText,
     TimeSpan,
+    captions_path,
+    registry_path,
 )
 from m3kit.benchmarks.supermemory.construct.sessions import (
     FoundSessions,
@@ -76,7 +79,6 @@ from m3kit.perception.detect import DETECTOR_CAVEAT, ObjectDetector, scene_text
 from m3kit.schema import SkippedRecord
 
 __all__ = [
-    "CAPTIONS_DIR",
     "CACHE_DIR",
     "CaptionReport",
     "CaptionResult",
@@ -88,12 +90,9 @@ __all__ = [
     "annotate_captions",
     "caption_prompt",
     "caption_sessions",
-    "captions_path",
     "chunk_spans",
-    "registry_path",
 ]
 
-CAPTIONS_DIR = f"{ANNOTATION_DIR}/captions"
 CACHE_DIR = f"{ANNOTATION_DIR}/cache"
 _CACHE_KIND = "captions"
 # The registry's labels (the release's ``PersonLabels``): the wearer, then everyone else.
@@ -127,16 +126,6 @@ def chunk_spans(duration: float, settings: CaptionSettings) -> list[tuple[float,
         spans.append((start, end))
         start = end
     return spans
-
-
-def captions_path(subject: int, video_id: str) -> str:
-    """A session's captions, relative to the root."""
-    return f"{CAPTIONS_DIR}/person_{subject}/{video_id}_caption_narrations.json"
-
-
-def registry_path(subject: int) -> str:
-    """A person's registry, relative to the root."""
-    return f"{CAPTIONS_DIR}/person_{subject}/registry.json"
 
 
 # -- one chunk -----------------------------------------------------------------------------------

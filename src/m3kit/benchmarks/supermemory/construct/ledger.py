@@ -16,17 +16,19 @@ from pathlib import Path
 
 from m3kit.benchmarks.supermemory.construct.records import (
     ANNOTATION_DIR,
+    CAPTIONS_DIR,
+    CAPTIONS_SUFFIX,
     LedgerEvent,
     LedgerSession,
     SessionCaptions,
     SuperLedger,
+    person_captions_dir,
 )
 from m3kit.errors import SchemaError
 from m3kit.files import atomic_write_text
 from m3kit.memory.retrieval.lexical import LexicalIndex
 
 __all__ = [
-    "CAPTIONS_SUFFIX",
     "LedgerRetriever",
     "build_ledger",
     "captioned_persons",
@@ -39,16 +41,9 @@ __all__ = [
     "write_ledger",
 ]
 
-CAPTIONS_SUFFIX = "_caption_narrations.json"
-
-
-def _captions_dir(root: Path) -> Path:
-    return root / ANNOTATION_DIR / "captions"
-
-
 def captioned_persons(root: Path) -> list[int]:
     """The persons stage 1 captioned under ``root`` (``annotations/captions/person_<n>/``)."""
-    folder = _captions_dir(root)
+    folder = root / CAPTIONS_DIR
     if not folder.is_dir():
         return []
     out = []
@@ -64,7 +59,7 @@ def read_person_captions(root: Path, subject: int) -> list[SessionCaptions]:
     """Every ``SessionCaptions`` file of person ``subject``; ``SchemaError`` names a file that
     does not read as one."""
     out = []
-    for file in sorted((_captions_dir(root) / f"person_{subject}").glob(f"*{CAPTIONS_SUFFIX}")):
+    for file in sorted((root / person_captions_dir(subject)).glob(f"*{CAPTIONS_SUFFIX}")):
         try:
             out.append(SessionCaptions.model_validate_json(file.read_bytes()))
         except (OSError, ValueError) as exc:

@@ -27,6 +27,8 @@ from m3kit.schema.supermemory import LocalSeconds, Skill
 
 __all__ = [
     "ANNOTATION_DIR",
+    "CAPTIONS_DIR",
+    "CAPTIONS_SUFFIX",
     "CRITERIA",
     "MAX_REPLY_TOKENS",
     "AnnotatedQA",
@@ -53,9 +55,15 @@ __all__ = [
     "CaptionSegment",
     "SuperLedger",
     "TimeSpan",
+    "captions_path",
+    "person_captions_dir",
+    "registry_path",
 ]
 
 ANNOTATION_DIR = "annotations"
+# Stage 1's files (the layout above): stage 1 writes them, stage 2 reads them.
+CAPTIONS_DIR = f"{ANNOTATION_DIR}/captions"
+CAPTIONS_SUFFIX = "_caption_narrations.json"
 # A reply's token cap, for both stages: a chunk's caption, a QA pair or a verdict fits well
 # inside it, and a weak model that does not stop is cut here instead of at the end of its
 # context (SmolLM2-135M on llama.cpp ran minutes per call without it).
@@ -67,6 +75,21 @@ CRITERIA: tuple[str, ...] = ("factual_correctness", "objective_correctness",
                              "causal_answerability", "naturalness")
 
 _READ = ConfigDict(extra="ignore")  # a model's reply: keys m3kit does not use are dropped
+
+
+def person_captions_dir(subject: int) -> str:
+    """A person's stage-1 folder, relative to the root."""
+    return f"{CAPTIONS_DIR}/person_{subject}"
+
+
+def captions_path(subject: int, video_id: str) -> str:
+    """A session's captions (``SessionCaptions``), relative to the root."""
+    return f"{person_captions_dir(subject)}/{video_id}{CAPTIONS_SUFFIX}"
+
+
+def registry_path(subject: int) -> str:
+    """A person's registry (``PersonRegistry``), relative to the root."""
+    return f"{person_captions_dir(subject)}/registry.json"
 
 
 # -- stage 1 ------------------------------------------------------------------------------------
