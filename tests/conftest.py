@@ -1,7 +1,9 @@
 """Fixtures shared by all test folders: small generated videos, made once per session; a tiny
 question on a real video (``make_q``); the scripted OpenAI-compatible server on loopback
 (``scripted``, ``serve``); isolated inspect/m3kit caches for tests that run the harness
-(``isolated_dirs``)."""
+(``isolated_dirs``); a tiny synthetic egocentric suite to review (``review_suite``, built once
+per session, and ``suite_root``, a fresh copy per test: decisions and exports are written beside
+it)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pytest
 
 from m3kit.media.generate import write_pattern_video
 from m3kit.schema import Choice, Question, VideoRef
+from m3kit.synth.ego import EgoSuite, EgoSuiteConfig, build_ego_suite
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -222,3 +225,21 @@ def use_server(monkeypatch: pytest.MonkeyPatch, service: str, server: ScriptedSe
     else:
         monkeypatch.setenv(f"{prefix}_API_KEY", key)
     return f"openai-api/{service}/scripted"
+
+
+# 2 persons x 3 days of 8 scenes of 6 s at 1 fps; person 1's second day is transcript-only.
+REVIEW_SUITE = EgoSuiteConfig(seed=5, persons=2, sessions=3, segments=8, fps=1.0, size=256,
+                              answerable_per_skill=2, unanswerable=3)
+
+
+@pytest.fixture(scope="session")
+def review_suite(tmp_path_factory: pytest.TempPathFactory) -> EgoSuite:
+    return build_ego_suite(tmp_path_factory.mktemp("review_suite"), REVIEW_SUITE)
+
+
+@pytest.fixture
+def suite_root(review_suite: EgoSuite, tmp_path: Path) -> Path:
+    """A fresh copy of the review suite (its decisions and exports are the test's own)."""
+    root = tmp_path / "suite"
+    shutil.copytree(review_suite.root, root)
+    return root

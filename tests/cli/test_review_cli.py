@@ -13,14 +13,11 @@ from m3kit.cli.main import main
 from m3kit.review.sources import open_source
 from m3kit.review.store import DecisionStore
 from m3kit.schema.review import ReviewDecision, item_fingerprint
-from m3kit.synth.ego import EgoSuiteConfig, build_ego_suite
-
-TINY = EgoSuiteConfig(seed=5, persons=2, sessions=3, segments=8, fps=1.0, size=256,
-                      answerable_per_skill=2, unanswerable=3)
 
 
-def test_export_without_serving(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = build_ego_suite(tmp_path / "suite", TINY).root
+def test_export_without_serving(suite_root: Path, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    root = suite_root
     store = DecisionStore(root, "supermemory")
     shown = {item.id: item_fingerprint(item) for item in open_source(root).items()}
     # question 4's decision was taken on another item under the same id (the builder ran

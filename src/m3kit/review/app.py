@@ -242,7 +242,7 @@ def create_app(source: ReviewSource, store: DecisionStore, reviewer: str, *,
     @app.post("/api/export")
     def export(request: ExportRequest) -> ExportResult:
         out = root / (request.out or DEFAULT_EXPORT_DIR)  # an absolute ``out`` stays itself
-        return export_current(source, store, out)
+        return export_current(source, items, store, out)
 
     @app.get("/media/{path:path}")
     def media(path: str) -> FileResponse:

@@ -44,5 +44,5 @@ def export_reviewed(root: Path, out: Path | None = None) -> ExportResult:
     ``ROOT/review``) to ``out`` (default ``ROOT/review/export``), without serving anything."""
     source = open_source(root)
     store = DecisionStore(source.root, source.benchmark)
-    return export_current(source, store, out if out is not None
-                          else Path(source.root) / DEFAULT_EXPORT_DIR)
+    return export_current(source, source.items(), store,
+                          out if out is not None else Path(source.root) / DEFAULT_EXPORT_DIR)

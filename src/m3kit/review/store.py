@@ -103,9 +103,10 @@ class DecisionStore:
             self._stored = stored
 
 
-def export_current(source: ReviewSource, store: DecisionStore, out: Path) -> ExportResult:
-    """``source``'s export of the decisions that hold for its items as they are now; the
-    result counts the stale ones it left out."""
-    decisions, stale = store.current(source.items())
+def export_current(source: ReviewSource, items: Sequence[ReviewItem], store: DecisionStore,
+                   out: Path) -> ExportResult:
+    """``source``'s export of the decisions that hold for its ``items`` as they are now (the
+    caller's list: the app lists them once); the result counts the stale ones it left out."""
+    decisions, stale = store.current(items)
     result = source.export(decisions, out)
     return result.model_copy(update={"stale": len(stale)})

@@ -6,7 +6,6 @@ their edits, consistent and read back with zero skips."""
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,22 +22,6 @@ from m3kit.benchmarks.supermemory.fields import SuperMemoryError
 from m3kit.benchmarks.supermemory.load import load_supermemory
 from m3kit.schema.review import ItemEdit, ReviewDecision, ReviewSource
 from m3kit.schema.supermemory import ABSTAIN_TEXT
-from m3kit.synth.ego import EgoSuite, EgoSuiteConfig, build_ego_suite
-
-TINY = EgoSuiteConfig(seed=5, persons=2, sessions=3, segments=8, fps=1.0, size=256,
-                      answerable_per_skill=2, unanswerable=3)
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> EgoSuite:
-    return build_ego_suite(tmp_path_factory.mktemp("ego_review"), TINY)
-
-
-@pytest.fixture
-def root(suite: EgoSuite, tmp_path: Path) -> Path:
-    copy = tmp_path / "suite"
-    shutil.copytree(suite.root, copy)
-    return copy
 
 
 def _decide(item: str, verdict: str = "accepted", **kw: object) -> ReviewDecision:
@@ -51,13 +34,13 @@ def _record(root: Path, qid: str) -> dict:
                 if str(r["question_id"]) == qid)
 
 
-def test_items_of_the_suite(root: Path) -> None:
-    source = open_review_source(root)
+def test_items_of_the_suite(suite_root: Path) -> None:
+    source = open_review_source(suite_root)
     assert isinstance(source, ReviewSource) and source.benchmark == "supermemory"
     items = {item.id: item for item in source.items()}
     assert len(items) == 30
     first = items["1"]
-    raw = _record(root, "1")
+    raw = _record(suite_root, "1")
     assert first.question == raw["question"] and first.answer == "C"
     assert [o.role for o in first.options] == ["incorrect", "abstain", "correct", "vague"]
     assert [(m.path, m.start, m.end) for m in first.media] == [
@@ -66,7 +49,7 @@ def test_items_of_the_suite(root: Path) -> None:
         ("data/video/Person_1/P1_D1.mp4", 36.0, 42.0)]
     assert first.media[0].label.startswith("question span 1") and \
         first.media[1].label.startswith("evidence 1")
-    assert all((root / m.path).is_file() for i in items.values() for m in i.media)
+    assert all((suite_root / m.path).is_file() for i in items.values() for m in i.media)
     facts = dict(first.facts)
     assert facts["skill"] == raw["metadata"]["skill"] and facts["answerable"] == "yes"
     assert facts["question time"] == "2026-03-02T10:54:47+00:00"
@@ -75,7 +58,7 @@ def test_items_of_the_suite(root: Path) -> None:
     # P1_D2 is transcript-only: its evidence has no video, its lines are shown instead
     on_d2 = [i for i in items.values()
              if any(e["video_id"] == "P1_D2"
-                    for e in (_record(root, i.id)["answer_evidence"] or {})
+                    for e in (_record(suite_root, i.id)["answer_evidence"] or {})
                     .get("evidence_list", []))]
     assert on_d2
     for item in on_d2:
@@ -88,8 +71,8 @@ def test_not_a_supermemory_folder(tmp_path: Path) -> None:
     assert open_review_source(tmp_path / "missing") is None
 
 
-def test_stage_two_verdicts_become_checks(root: Path) -> None:
-    folder = root / "annotations" / "qa"
+def test_stage_two_verdicts_become_checks(suite_root: Path) -> None:
+    folder = suite_root / "annotations" / "qa"
     folder.mkdir(parents=True)
     verdicts = [CriterionScore(name="factual_correctness", score=0.9, rationale="the ledger "
                                "says so", passed=True),
@@ -103,7 +86,7 @@ def test_stage_two_verdicts_become_checks(root: Path) -> None:
         "status": "accepted", "question_id": 1})
     (folder / "person_1.json").write_text(PersonAnnotations(
         subject=1, model="scripted", pairs=[pair]).model_dump_json())
-    source = open_review_source(root)
+    source = open_review_source(suite_root)
     assert source is not None
     item = next(i for i in source.items() if i.id == "1")
     assert [(c.name, c.passed, c.score) for c in item.checks] == [
@@ -115,8 +98,8 @@ def test_stage_two_verdicts_become_checks(root: Path) -> None:
     assert other.checks == ()
 
 
-def test_export_applies_edits_consistently(root: Path, tmp_path: Path) -> None:
-    source = open_review_source(root)
+def test_export_applies_edits_consistently(suite_root: Path, tmp_path: Path) -> None:
+    source = open_review_source(suite_root)
     assert source is not None
     ids = [i.id for i in source.items()]
     decisions = {qid: _decide(qid) for qid in ids}
@@ -128,11 +111,11 @@ def test_export_applies_edits_consistently(root: Path, tmp_path: Path) -> None:
     decisions["2"] = _decide("2", edit=ItemEdit(answer=abstain))
     decisions["3"] = _decide("3", "rejected", reason="wrong")
     del decisions["5"]  # pending
-    generated = (root / "data/json/all_qa.json").read_bytes()
+    generated = (suite_root / "data/json/all_qa.json").read_bytes()
     result = source.export(decisions, tmp_path / "out")
     assert (result.exported, result.rejected, result.pending, result.loaded) == (28, 1, 1, 28)
     assert result.skipped == []
-    assert (root / "data/json/all_qa.json").read_bytes() == generated
+    assert (suite_root / "data/json/all_qa.json").read_bytes() == generated
     written = {str(r["question_id"]): r
                for r in json.loads((tmp_path / "out/data/json/all_qa.json").read_text())}
     assert "3" not in written and "5" not in written
@@ -149,8 +132,8 @@ def test_export_applies_edits_consistently(root: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "out/data/video").is_symlink()
 
 
-def test_an_edit_that_breaks_the_record_is_named(root: Path, tmp_path: Path) -> None:
-    source = open_review_source(root)
+def test_an_edit_that_breaks_the_record_is_named(suite_root: Path, tmp_path: Path) -> None:
+    source = open_review_source(suite_root)
     assert source is not None
     not_abstain = next(o.letter for o in source.items()[0].options if o.role != "abstain")
     bad = {"1": _decide("1", edit=ItemEdit(options={not_abstain: ABSTAIN_TEXT}))}
