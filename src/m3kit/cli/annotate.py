@@ -94,7 +94,7 @@ def captions(
     from m3kit.benchmarks.supermemory.construct.records import MAX_REPLY_TOKENS
     from m3kit.benchmarks.supermemory.construct.sessions import SessionInputs
     from m3kit.cli.options import parse_key_values
-    from m3kit.cli.progress import StageProgress
+    from m3kit.cli.progress import StageProgress, model_calls_told
 
     settings = CaptionSettings(chunk_seconds=chunk_seconds, merge_below_seconds=merge_below,
                                context_chunks=context, frames_per_chunk=frames,
@@ -115,15 +115,8 @@ def captions(
                                  max_attempts=call_attempts, attempt_timeout=call_timeout,
                                  notify=progress.message, structured=_structured(structured))
         captioner = ModelCaptioner(backend, settings)
-    try:
-        with progress:
-            report = annotate_captions(videos, out, captioner, settings, inputs,
-                                       progress=progress)
-    finally:
-        if backend is not None:
-            backend.close()
-            console.print(backend.call_count.describe(), markup=False, highlight=False,
-                          soft_wrap=True)
+    with model_calls_told(backend, console), progress:
+        report = annotate_captions(videos, out, captioner, settings, inputs, progress=progress)
     typer.echo(report.summary())
     for name in report.transcribed:
         typer.echo(f"transcribed: {name}")
@@ -202,7 +195,7 @@ def questions(
     )
     from m3kit.benchmarks.supermemory.construct.records import MAX_REPLY_TOKENS
     from m3kit.cli.options import OptionError, parse_key_values
-    from m3kit.cli.progress import StageProgress
+    from m3kit.cli.progress import StageProgress, model_calls_told
     from m3kit.errors import M3kitError
     from m3kit.harness.preflight import check_model
     from m3kit.models.backend import InspectBackend
@@ -223,14 +216,8 @@ def questions(
     backend = InspectBackend(resolved, seed=seed, max_tokens=MAX_REPLY_TOKENS,
                              max_attempts=call_attempts, attempt_timeout=call_timeout,
                              notify=progress.message, structured=_structured(structured))
-    try:
-        with progress:
-            report = annotate_questions(root, backend, settings=settings, progress=progress)
-    finally:
-        backend.close()
-        # what the calls came to, also when a failing server stopped the run
-        console.print(backend.call_count.describe(), markup=False, highlight=False,
-                      soft_wrap=True)
+    with model_calls_told(backend, console), progress:
+        report = annotate_questions(root, backend, settings=settings, progress=progress)
     typer.echo(report.summary())
     for qa_id, why in report.rejections.items():
         typer.echo(f"rejected {qa_id}: {why}")

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from m3kit.cli.options import CallAttemptsOption, CallTimeoutOption, QuietOption
-from m3kit.cli.progress import StageProgress
+from m3kit.cli.progress import StageProgress, model_calls_told
 from m3kit.models.backend import DEFAULT_CALL_ATTEMPTS, DEFAULT_CALL_TIMEOUT
 
 _STAGE_LABELS = {"captions": "videos captioned", "questions": "question jobs",
@@ -105,14 +105,8 @@ def generate(
                              notify=progress.message)
     config = GenerationConfig(caption_batches=batches, frames_per_batch=frames_per_batch,
                               max_attempts=attempts, seed=seed, max_connections=max_connections)
-    try:
-        with progress:
-            report = generate_questions(root, backend, config=config, progress=progress)
-    finally:
-        backend.close()
-        # what the calls came to, also when a failing server stopped the run
-        console.print(backend.call_count.describe(), markup=False, highlight=False,
-                      soft_wrap=True)
+    with model_calls_told(backend, console), progress:
+        report = generate_questions(root, backend, config=config, progress=progress)
     typer.echo(report.summary())
     for item, why in report.rejected.items():
         typer.echo(f"rejected {item}: {why}")

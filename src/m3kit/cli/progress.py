@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.console import Console
 from rich.progress import (
@@ -18,6 +18,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+if TYPE_CHECKING:
+    from m3kit.models.backend import InspectBackend
 
 
 @contextmanager
@@ -178,3 +181,17 @@ class StageProgress:
         elapsed = int(self.last_line[name] - self.started[name])
         self.message(f"{self.labels.get(name, name)}: {self.done[name]} of {self.totals[name]}"
                      f" ({self.reused[name]} reused), {elapsed // 60}:{elapsed % 60:02d} elapsed")
+
+
+@contextmanager
+def model_calls_told(backend: InspectBackend | None, console: Console) -> Iterator[None]:
+    """While a construction pipeline runs: then its backend closed and what its calls came to
+    printed (``CallCount.describe``), also when a failing server stopped the run. ``None``: no
+    model was used (an offline default), nothing to tell."""
+    try:
+        yield
+    finally:
+        if backend is not None:
+            backend.close()
+            console.print(backend.call_count.describe(), markup=False, highlight=False,
+                          soft_wrap=True)
