@@ -40,6 +40,7 @@ from m3kit.harness.sample_state import (
     stop_if_endpoint_down,
     timed,
 )
+from m3kit.harness.turns import QuestionTurns
 from m3kit.paths import cache_dir
 from m3kit.schema import ImageRef, Question
 from m3kit.schema.evallog import (
@@ -203,6 +204,10 @@ def memory_solver(
     media (``MEDIA_FAILURE``); otherwise every ingest error is a memory failure. ``extra``: the
     benchmark's own metadata entries, saved with the record: ``ingested`` false when the ingest
     failed, the memory's answer once it answered. ``scope``: as in ``direct_solver``.
+
+    A streaming memory (``memory.replay == "stream"``, ``m3kit.memory.stream``) is fed as its
+    questions are asked: the questions of one key in flight answer one at a time, earliest
+    first (``harness.turns``), and each records the skips of the events its turn fed.
     """
     locks: dict[str, anyio.Lock] = {}
 
@@ -223,9 +228,20 @@ def memory_solver(
             return {}
         return dict(extra(state, question, result, ingested=ingested))
 
+    turns = QuestionTurns()
+
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         question = sample_question(state.metadata)
         key = str(state.metadata.get(MEMORY_KEY) or question.id)
+        if memory.replay != "stream":
+            return await solve_sample(state, question, key, None)
+        # a streaming memory answers from the state it has reached: the key's questions in
+        # flight take their turns earliest first (``harness.turns``), so none costs a replay
+        async with turns.place(key, question.time) as ticket:
+            return await solve_sample(state, question, key, ticket)
+
+    async def solve_sample(state: TaskState, question: Question, key: str,
+                           ticket: tuple[float, int] | None) -> TaskState:
         record = SampleRecord(memory=memory.name)
         try:
             await ingest(key, state, question, record)
@@ -254,11 +270,20 @@ def memory_solver(
             get_model(), memory={"name": memory.name, **memory.config()},
             **dict(scope(question) if scope else {}),
         )
+        skips_before = 0
+        if ticket is not None:
+            await turns.wait(key, ticket)
+            skips_before = len(memory.skipped(key))
         state, result = await answer_from_memory(
             state, record, memory, key, asked, query=question.text,
             time=question.time, cache=response_cache(cache, key_scope),
             extra=entries(state, question, None),
         )
+        if ticket is not None:
+            # a streaming memory stores events as the questions reach them: what it left out
+            # is recorded by the sample whose advance fed those events
+            record.skipped = memory.skipped(key)[skips_before:]
+            save(state, record)
         if result is not None and extra is not None:
             save(state, record, entries(state, question, result))
         return state

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from m3kit.memory.retrieval.config import RetrievalConfig
 
 EventKind = Literal["frame", "transcript", "round", "image", "pdf_page", "text"]
+# How a memory is held to the causal cut (``Memory.replay``): "index", built once from the
+# whole stream and cut at each question; "stream", fed in time order and asked at each
+# question's time (``memory.stream``), for a memory that rewrites what it stores.
+ReplayMode = Literal["index", "stream"]
 
 
 class MemoryEvent(BaseModel):
@@ -134,6 +138,9 @@ class Memory(ABC):
     # given (a preset of ``retrieval.config``); ``None``: it does not search, and takes no
     # retrieval settings.
     default_retrieval: ClassVar[RetrievalConfig | None] = None
+    # An index memory stores each event as an item and is cut at each question; a memory that
+    # rewrites what it stores is a ``memory.stream.StreamingMemory`` ("stream").
+    replay: ClassVar[ReplayMode] = "index"
 
     @classmethod
     def from_settings(cls, **settings: Any) -> Self:

@@ -34,6 +34,7 @@ from m3kit.memory.egorag import EgoRagMemory
 from m3kit.memory.hierarchical import HierarchicalMemory
 from m3kit.memory.proctor import ProctorMemory
 from m3kit.memory.rag import RagMemory
+from m3kit.memory.videoagent import VideoAgentMemory
 from m3kit.memory.videorag import VideoRagMemory
 
 __all__ = [
@@ -73,6 +74,8 @@ _BUILTINS: Mapping[str, Callable[..., Memory]] = MappingProxyType({
     # Long video (SuperMemory-VQA 4.1): Video-RAG and EgoButler, indexes stored on disk.
     "videorag": VideoRagMemory,
     "egorag": EgoRagMemory,
+    # VideoAgent (seed 003 §5.2.1): the iterative agent over captioned frames.
+    "videoagent": VideoAgentMemory,
 })
 
 
@@ -218,18 +221,31 @@ def make_memory(name: str, **config: Any) -> Memory | None:
     ``none``.
 
     Each call gives a fresh memory with no keys ingested: share one instance across the
-    samples of a run so that each memory key is built once.
+    samples of a run so that each memory key is built once. ``replay: "stream"`` runs an index
+    memory on the streaming path (``memory.stream.StreamReplay``).
     """
     if name == NO_MEMORY:
         if config:
             raise ValueError(f"memory {NO_MEMORY!r} takes no settings, got {sorted(config)}")
         return None
+    settings = dict(config)
+    replay = settings.pop("replay", None)
+    if replay not in (None, "index", "stream"):
+        raise ValueError(f"memory setting 'replay' must be 'index' or 'stream', got {replay!r}")
     source = _source(name)
     factory = source.factory()
-    check_finite_settings(config)
-    made = _built(factory, config)
+    check_finite_settings(settings)
+    made = _built(factory, settings)
     if not isinstance(made, Memory):
         raise MemoryPluginError(f"{source.describe()} made {_kind(made)}, not a Memory")
+    if replay is not None and replay != made.replay:
+        if replay == "index":
+            raise ValueError(f"memory {name!r} rewrites what it stores: it runs only on the "
+                             "streaming path (replay: stream)")
+        # an index memory on the streaming path: the check that both paths answer alike
+        from m3kit.memory.stream import StreamReplay
+
+        return StreamReplay(made)
     return made
 
 

@@ -31,6 +31,16 @@ class Usage(BaseModel):
     raw_media_escalations: int = Field(default=0, ge=0)
     index_build_seconds: float = Field(default=0.0, ge=0)
     retrieved_ids: list[str] = Field(default_factory=list)
+    # What feeding a streaming memory up to this question cost (``memory.stream.IngestCost``):
+    # the events fed, the memory's own model calls and tokens while storing them, seconds, and
+    # replays. Paid by the question that caused the feed: their sum over a key's questions is
+    # the key's ingestion. Zero for an index memory (its build is ``index_build_seconds``).
+    ingest_events: int = Field(default=0, ge=0)
+    ingest_calls: int = Field(default=0, ge=0)
+    ingest_prompt_tokens: int = Field(default=0, ge=0)
+    ingest_completion_tokens: int = Field(default=0, ge=0)
+    ingest_seconds: float = Field(default=0.0, ge=0)
+    ingest_replays: int = Field(default=0, ge=0)
 
     @property
     def total_tokens(self) -> int:
@@ -41,14 +51,9 @@ class Usage(BaseModel):
         """The combined cost of two steps (counts summed, retrieved ids concatenated)."""
         if not isinstance(other, Usage):
             return NotImplemented
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            images_sent=self.images_sent + other.images_sent,
-            raw_media_escalations=self.raw_media_escalations + other.raw_media_escalations,
-            index_build_seconds=self.index_build_seconds + other.index_build_seconds,
-            retrieved_ids=[*self.retrieved_ids, *other.retrieved_ids],
-        )
+        summed = {name: getattr(self, name) + getattr(other, name)
+                  for name in Usage.model_fields}  # lists concatenate, counts add
+        return Usage(**summed)
 
 
 class Prediction(BaseModel):

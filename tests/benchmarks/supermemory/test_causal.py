@@ -89,3 +89,34 @@ def test_a_run_never_shows_the_planted_fact(make_release, tmp_path, memory) -> N
         frames = [int(i.rsplit("-", 1)[1]) for i in ids if "#frame-" in i]
         assert frames and max(frames) / 2 <= QUESTION_CUT  # 2 fps
     assert sample.output.completion.startswith("Ranking: ")
+
+
+def _run_all(root: Path, tmp_path: Path, memory: str, config: dict[str, object], name: str):
+    log = run_benchmark_task("supermemory", "m3kit/builtin",
+                             task_args={"data": str(root), "memory_fps": 1.0,
+                                        "frame_store": str(tmp_path / "frames"),
+                                        "memory": memory, "memory_config": config},
+                             log_dir=tmp_path / name, cache=False)
+    assert log.status == "success", log.error
+    return {s.id: (s.output.completion, read_record(s.metadata)) for s in log.samples}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("memory", ["context", "rag"])
+def test_streaming_replay_answers_as_the_index_path(make_release, tmp_path, memory) -> None:
+    # the streaming path (fed in time order, asked at each question's time) and the index path
+    # (built once, cut at each question) give an index memory the same items at every question
+    root = make_release()
+    index = _run_all(root, tmp_path, memory, {}, "index")
+    streamed = _run_all(root, tmp_path, memory, {"replay": "stream"}, "stream")
+    assert index.keys() == streamed.keys() and len(index) == 4
+    for sample_id, (output, record) in index.items():
+        stream_output, stream_record = streamed[sample_id]
+        assert stream_output == output
+        assert stream_record.usage.retrieved_ids == record.usage.retrieved_ids
+        assert stream_record.memory == f"{memory}+stream"
+        assert stream_record.usage.ingest_replays == 0  # person 1's questions went in order
+    # every event of person 1's stream up to its last question was fed once, and charged once
+    fed = sum(r.usage.ingest_events for sid, (_, r) in streamed.items() if sid != 3)
+    assert fed > 0
+    assert all(r.usage.ingest_events == 0 for _, r in index.values())
