@@ -90,7 +90,7 @@ def test_rerankers_are_listed(capsys) -> None:
     memories = {m.name: {o.name for o in m.options} for m in listing.memories}
     taking = [name for name, options in memories.items() if "retrieval.reranker" in options]
     assert taking == ["rag", "rag-text", "rag-mm", "hierarchical", "hierarchical-mm",
-                      "proctor", "videorag", "egorag"]
+                      "proctor", "videorag", "egorag", "videoagent"]
     assert all(r.memories == taking for r in listing.rerankers)
     assert "retrieval.rerank_depth" in memories["rag"]
     assert not any(o.startswith("retrieval.") for o in memories["context"])

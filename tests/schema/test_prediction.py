@@ -18,7 +18,14 @@ def test_usage_defaults_are_zero() -> None:
         "images_sent": 0,
         "raw_media_escalations": 0,
         "index_build_seconds": 0.0,
+        "model_calls": 0,
         "retrieved_ids": [],
+        "ingest_events": 0,
+        "ingest_calls": 0,
+        "ingest_prompt_tokens": 0,
+        "ingest_completion_tokens": 0,
+        "ingest_seconds": 0.0,
+        "ingest_replays": 0,
     }
     assert u.total_tokens == 0
 

@@ -7,6 +7,8 @@ Every memory answers through these two.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +109,21 @@ class PromptBuilder:
             self._lines = []
 
 
+def json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (a fence or prose around it allowed; single quotes
+    read as double when that is what makes it parse, as VideoAgent's release does), else
+    ``None``: how a memory reads the JSON it asked its model for."""
+    for variant in (text, text.replace("'", '"')):
+        for match in re.finditer(r"\{", variant):
+            try:
+                value, _ = json.JSONDecoder().raw_decode(variant[match.start():])
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
 async def ask_model(
     request: AnswerRequest, builder: PromptBuilder, *, retrieved_ids: Sequence[str] = ()
 ) -> MemoryAnswer:
@@ -131,7 +148,7 @@ async def ask_model(
         completion_tokens = usage.output_tokens
     return MemoryAnswer(
         output=output.completion,
-        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model_calls=1,
                     images_sent=builder.images, retrieved_ids=list(retrieved_ids)),
         error=output.error,
         provider_metadata=dict(getattr(output, "metadata", None) or {}),

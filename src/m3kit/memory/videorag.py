@@ -47,7 +47,6 @@ question for every database). Indexes persist (``PersistentMemory``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -60,7 +59,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import span_label, time_label
 from m3kit.memory.persistent import PersistentMemory, perception_jobs
-from m3kit.memory.prompt import PromptBuilder, ask_model
+from m3kit.memory.prompt import PromptBuilder, ask_model, json_object
 from m3kit.memory.retrieval.config import FUSED_SEARCH, RetrievalConfig
 from m3kit.memory.retrieval.hybrid import HybridIndex
 from m3kit.memory.retrieval.query import RetrievalQuery
@@ -419,7 +418,10 @@ class VideoRagMemory(PersistentMemory):
         if reply.error:
             return None, reply.usage, f"fallback: model error: {reply.error}".splitlines()[0]
         try:
-            parsed = RetrievalRequest.model_validate(_json_object(reply.output))
+            found = json_object(reply.output)
+            if found is None:
+                raise ValueError("the reply holds no JSON object")
+            parsed = RetrievalRequest.model_validate(found)
         except (ValueError, ValidationError) as exc:
             return None, reply.usage, f"fallback: {str(exc).splitlines()[0]}"
         return parsed, reply.usage, "model"
@@ -469,14 +471,3 @@ def _database_queries(query: str, request: RetrievalRequest | None) -> dict[Data
     if request.det:
         out["DET"] = " ".join(request.det)
     return out
-
-
-def _json_object(text: str) -> Any:
-    """The first JSON object in a reply (inside a fence or not), else ``ValueError``."""
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("the reply holds no JSON object")
-    value, _ = json.JSONDecoder().raw_decode(text[start:])
-    if not isinstance(value, dict):
-        raise ValueError("the reply's JSON is not an object")
-    return value

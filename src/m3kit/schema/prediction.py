@@ -30,6 +30,9 @@ class Usage(BaseModel):
     images_sent: int = Field(default=0, ge=0)
     raw_media_escalations: int = Field(default=0, ge=0)
     index_build_seconds: float = Field(default=0.0, ge=0)
+    # the calls to the answering model this question took (1 for a single prompt; an agent
+    # that asks again, VideoAgent, or a cascade that escalates, more); 0 where not reported
+    model_calls: int = Field(default=0, ge=0)
     retrieved_ids: list[str] = Field(default_factory=list)
     # What feeding a streaming memory up to this question cost (``memory.stream.IngestCost``):
     # the events fed, the memory's own model calls and tokens while storing them, seconds, and

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ConfigDict
 
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 __all__ = [
+    "rule_judged",
     "SCORING",
     "ItemScore",
     "M3ExamScores",
@@ -140,7 +141,11 @@ def _type_order(types: Iterable[str]) -> list[str]:
     return sorted(set(types), key=lambda t: (rank.get(t, len(rank)), t))
 
 
-def _rule_judged(items: Sequence[ItemScore], force: bool = False) -> list[ItemScore]:
+# the two records a rule-judged score is set on: a scored item, and an item read from a log
+ScoredT = TypeVar("ScoredT", ItemScore, M3ExamItem)
+
+
+def rule_judged(items: Sequence[ScoredT], force: bool = False) -> list[ScoredT]:
     """Abstention items (LoCoMo category 5) take their rule score as judge score once a judge
     is in play (``force``, or any item has a judge score): the released rule is the verdict
     there, and no judge is asked."""
@@ -183,7 +188,7 @@ def aggregate_scores(items: Sequence[ItemScore]) -> dict[str, Any]:
     (the judged items' mean), ``judge_count`` and ``judgeable_count`` say what there is
     (``_judge_entry``), and the TOTAL's ``overall_missing`` says why Overall is missing.
     """
-    items = _rule_judged(items)
+    items = rule_judged(items)
     in_play = any(i.llm_judge is not None for i in items)
     by_type: dict[str, list[ItemScore]] = defaultdict(list)
     for item in items:
@@ -366,7 +371,7 @@ def _judged_items(
             i.model_copy(update={"llm_judge": computed[i.id]}) if i.id in computed else i
             for i in items
         ]
-        items = _rule_judged(items, force=True)
+        items = rule_judged(items, force=True)
     items = missing_judged(items, set(by_id) - set(texts))
     return _JudgedItems(items=items, judge_failures=judge_failures,
                         missing=len(by_id) - len(texts), repeated=repeated,
@@ -588,7 +593,7 @@ def headline(items: Sequence[M3ExamItem]) -> dict[str, float | None]:
             bleus.append(item.bleu1)
         judge = item.llm_judge
         if judge is None and any_judge and item.kind == "abstention":
-            judge = item.em  # as ``_rule_judged``: the released rule is the verdict there
+            judge = item.em  # as ``rule_judged``: the released rule is the verdict there
         if judge is not None:
             judged.append(judge)
     # as ``aggregate_scores``: LLM-J only when every item it averages has a judge score

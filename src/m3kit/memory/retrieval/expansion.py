@@ -75,7 +75,8 @@ class ModelQueryExpander:
             if output.error:
                 raise RuntimeError(output.error)
             phrases = parse_expansions(output.completion)
-            usage = Usage(prompt_tokens=output.usage.input_tokens if output.usage else 0,
+            usage = Usage(model_calls=1,
+                          prompt_tokens=output.usage.input_tokens if output.usage else 0,
                           completion_tokens=output.usage.output_tokens if output.usage else 0)
         except Exception as exc:  # noqa: BLE001 - a failed expansion leaves the bare question
             with self._lock:

@@ -133,7 +133,8 @@ class ModelReranker:
             input=[ChatMessageUser(content=prompt)],
             config=GenerateConfig(max_tokens=self.max_tokens or reply_tokens(len(candidates)),
                                   temperature=0.0))
-        usage = Usage(prompt_tokens=output.usage.input_tokens if output.usage else 0,
+        usage = Usage(model_calls=1,
+                      prompt_tokens=output.usage.input_tokens if output.usage else 0,
                       completion_tokens=output.usage.output_tokens if output.usage else 0)
         if output.error:
             raise RerankError(f"the reranking model failed: {output.error}", field="rerank")
