@@ -1,10 +1,12 @@
 """A scripted OpenAI-compatible chat server on loopback, for fault tests and overhead timing.
 
-It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` (plain and streamed) and, per
-sample, plays a script of faults before answering: ``rate_limit`` (429), ``server_error`` (500),
-``garbage`` (200 with a body that is not JSON), ``hang`` (no reply for ``hang_s``), ``down``
-(the connection is dropped without a reply). A request belongs to the sample whose key
-``key_of(prompt)`` finds in its last user message (default: the ``qid=<id>`` marker).
+It answers ``GET /v1/models``, ``POST /v1/chat/completions`` (plain and streamed) and
+``POST /v1/embeddings`` (``bag_of_words_vector``: texts that share words are near) and, per
+sample, plays a script of chat faults before answering: ``rate_limit`` (429),
+``server_error`` (500), ``garbage`` (200 with a body that is not JSON), ``hang`` (no reply
+for ``hang_s``), ``down`` (the connection is dropped without a reply). A request belongs to
+the sample whose key ``key_of(prompt)`` finds in its last user message (default: the
+``qid=<id>`` marker).
 
 Standard library only; every request is recorded so a test can count retries.
 
@@ -15,7 +17,9 @@ Standard library only; every request is recorded so a test can count retries.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -25,11 +29,23 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
 
-__all__ = ["DEFAULT_ANSWER", "Fault", "RequestRecord", "ScriptedServer", "qid_marker"]
+__all__ = ["DEFAULT_ANSWER", "Fault", "RequestRecord", "ScriptedServer", "bag_of_words_vector",
+           "qid_marker"]
 
 Fault = Literal["rate_limit", "server_error", "garbage", "hang", "down"]
 DEFAULT_ANSWER = "The final answer is A"
 _QID = re.compile(r"\bqid=([A-Za-z0-9_.:-]+)")
+
+
+def bag_of_words_vector(text: str, dims: int) -> list[float]:
+    """What ``POST /v1/embeddings`` answers for ``text``: its lower-cased words hashed into
+    ``dims`` buckets, counted, L2-normalised (all zeros for a text without words).
+    Deterministic, and texts that share words have a positive cosine."""
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int.from_bytes(hashlib.blake2b(word.encode()).digest()[:4], "big") % dims] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    return [v / norm for v in vector] if norm else vector
 
 
 def qid_marker(prompt: str) -> str:
@@ -64,6 +80,8 @@ class ScriptedServer:
     ``responses_reply``: what ``POST /v1/responses`` answers, ``(status, JSON body)`` (a
     server that answers every POST alike, or one with a Responses API); ``None``: 404, as
     every path the server does not serve. Each such request is counted in ``responses_posts``.
+    ``embedding_dims``: the length of the vectors ``POST /v1/embeddings`` answers; each such
+    request is counted in ``embedding_posts`` and every text it embeds kept in ``embedded``.
     """
 
     def __init__(
@@ -79,6 +97,7 @@ class ScriptedServer:
         block_after: int | None = None,
         model: str = "scripted",
         responses_reply: tuple[int, Any] | None = None,
+        embedding_dims: int = 64,
     ) -> None:
         self.faults = {k: list(v) for k, v in (faults or {}).items()}
         self.answers = dict(answers or {})
@@ -91,6 +110,9 @@ class ScriptedServer:
         self.model = model
         self.responses_reply = responses_reply
         self.responses_posts = 0
+        self.embedding_dims = embedding_dims
+        self.embedded: list[str] = []
+        self.embedding_posts = 0
         self.records: list[RequestRecord] = []
         self.answered = threading.Event()  # set when ``block_after`` answers were given
         self._release = threading.Event()
@@ -293,6 +315,9 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                                                                           "not found"}})
                 self._json(status, body)
                 return
+            if self.path.rstrip("/").endswith("/embeddings"):
+                self._embeddings(raw)
+                return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._json(404, {"error": {"message": "not found"}})
                 return
@@ -338,6 +363,32 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._stream(text)
                 else:
                     self._json(200, _completion(server.model, text, prompt))
+
+        def _embeddings(self, raw: bytes) -> None:
+            if not self._authorized():
+                self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
+                return
+            try:
+                request = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._json(400, {"error": {"message": "request is not JSON"}})
+                return
+            texts = request.get("input")
+            texts = [texts] if isinstance(texts, str) else texts
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                self._json(400, {"error": {"message": "input must be a string or strings"}})
+                return
+            with server._lock:
+                server.embedded.extend(texts)
+                server.embedding_posts += 1
+            tokens = sum(max(1, len(t.split())) for t in texts)
+            self._json(200, {
+                "object": "list", "model": str(request.get("model")),
+                "data": [{"object": "embedding", "index": i,
+                          "embedding": bag_of_words_vector(t, server.embedding_dims)}
+                         for i, t in enumerate(texts)],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            })
 
         def _stream(self, text: str) -> None:
             chunks = [

@@ -49,6 +49,10 @@ class Recorder:
         """The content parts of the single user message of the last call."""
         (message,) = self.calls[-1]
         assert message.role == "user"
+        if isinstance(message.content, str):  # text only: sent as a string
+            from inspect_ai.model import ContentText
+
+            return [ContentText(text=message.content)]
         return list(message.content)
 
     def last_text(self) -> str:

@@ -81,7 +81,7 @@ def test_concurrent_answers_never_mix_keys(kind, embedder, streams, recorder) ->
             assert answer.usage.retrieved_ids[0] == f"{KEYS[key]}-{n}"  # its own query won
     assert len(recorder.calls) == 20
     for (message,) in recorder.calls:
-        text = "\n".join(p.text for p in message.content if p.type == "text")
+        text = message.text
         key = re.search(r"for key (\w)\.$", text).group(1)
         _assert_only(key, text)
 

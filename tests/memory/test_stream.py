@@ -199,3 +199,35 @@ def test_ingest_cost_adds_field_by_field() -> None:
     summed = Usage(ingest_calls=2, retrieved_ids=["a"]) + Usage(ingest_calls=3,
                                                                 retrieved_ids=["b"])
     assert summed.ingest_calls == 5 and summed.retrieved_ids == ["a", "b"]
+
+
+class FailsOnce(LatestValue):
+    """``LatestValue`` whose store fails on the event ``fail_on`` the first time it sees it
+    (a lost connection mid-batch), after storing the events before it in the batch."""
+
+    name = "fails_once"
+
+    def __init__(self, fail_on: str) -> None:
+        super().__init__()
+        self.fail_on: str | None = fail_on
+
+    async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
+        for n, event in enumerate(events):
+            if event.id == self.fail_on:
+                self.fail_on = None
+                await super()._observe(key, events[:n])
+                raise ConnectionError("the store went away")
+        return await super()._observe(key, events)
+
+
+def test_a_feed_that_fails_fails_its_question_and_the_key_starts_over() -> None:
+    memory = FailsOnce("pet")
+    asyncio.run(memory.ingest("k", _stream()))
+    with pytest.raises(ConnectionError):
+        _ask(memory, "colour", 30.0)
+    # what the failed batch stored part of is gone: nothing half-fed is ever answered from
+    assert memory.fed("k") == 0 and memory.items("k") == [] and memory.resets == 1
+    answer = _ask(memory, "pet", 30.0)
+    assert answer.output == "cat"
+    assert answer.usage.ingest_replays == 1 and answer.usage.ingest_events == 3
+    assert memory.observed == ["always", "early", "always", "early", "pet"]

@@ -89,12 +89,16 @@ class PromptBuilder:
             self.image(ref)
         self.text(prompt)
 
-    async def content(self) -> list[Content]:
+    async def content(self) -> str | list[Content]:
         """The message content; images are read into data URIs, as inspect requires of
-        anything it sends (a bare path is refused at generate time)."""
+        anything it sends (a bare path is refused at generate time). Plain text when no image
+        is sent: text-only chat templates (llama.cpp's for one) join content parts as a string
+        and refuse a list."""
         from inspect_ai.model import ContentImage, ContentText
 
         self._flush()
+        if all(kind == "text" for kind, _ in self._parts):
+            return "\n".join(value for _, value in self._parts)
         parts: list[Content] = []
         for kind, value in self._parts:
             if kind == "text":

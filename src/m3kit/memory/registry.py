@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from m3kit.errors import M3kitError
+from m3kit.memory.adapters.mem0 import Mem0Memory
 from m3kit.memory.base import Memory
 from m3kit.memory.context import ContextMemory
 from m3kit.memory.egorag import EgoRagMemory
@@ -76,6 +77,11 @@ _BUILTINS: Mapping[str, Callable[..., Memory]] = MappingProxyType({
     "egorag": EgoRagMemory,
     # VideoAgent (seed 003 §5.2.1): the iterative agent over captioned frames.
     "videoagent": VideoAgentMemory,
+    # External systems on the streaming path (``memory.adapters``): mem0 with the text
+    # surrogates of images or with the images (M3Exam's mem0_text, mem0_visual). The module
+    # imports without mem0; building one without it is a ``Mem0NotInstalledError``.
+    "mem0": Mem0Memory,
+    "mem0-vision": partial(Mem0Memory, vision=True),
 })
 
 

@@ -99,7 +99,9 @@ class StreamingMemory(Memory):
     the memory holds for the key now, as items, for ``items``/``visible`` and evidence recall).
 
     Answers and retrievals on one key are serialised: the state is shared, and a question must
-    see it as it was at its own time. Keys run concurrently.
+    see it as it was at its own time. Keys run concurrently. An ``_observe`` that raises fails
+    the question that caused it (an event the memory merely cannot use is the subclass's to
+    skip, ``_skip``, not to raise), and the key is fed from the start at its next question.
     """
 
     replay: ClassVar[ReplayMode] = "stream"
@@ -108,6 +110,7 @@ class StreamingMemory(Memory):
         super().__init__()
         self._streams: dict[str, list[MemoryEvent]] = {}
         self._fed: dict[str, int] = {}
+        self._broken: set[str] = set()  # keys whose last feed failed part-way
         self._turn_locks: dict[str, anyio.Lock] = {}
 
     async def _build(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
@@ -133,15 +136,21 @@ class StreamingMemory(Memory):
         stream = self._streams[key]
         until = _visible_count(stream, time)
         replays = 0
-        if until < self._fed[key]:
-            await self._reset(key)
-            self._fed[key] = 0
+        if until < self._fed[key] or key in self._broken:
+            await self._start_over(key)
             replays = 1
         batch = stream[self._fed[key]:until]
         if not batch:
             return IngestCost(replays=replays)
         start = perf_counter()
-        spent = await self._observe(key, batch)
+        try:
+            spent = await self._observe(key, batch)
+        except BaseException:
+            # the state may hold part of the batch: dropped, and the next advance feeds the
+            # key again from the start (a replay); the error is the question's
+            await self._start_over(key)
+            self._broken.add(key)
+            raise
         self._fed[key] = until
         self._items[key] = self._stored(key)
         return spent + IngestCost(events=len(batch), seconds=perf_counter() - start,
@@ -174,10 +183,20 @@ class StreamingMemory(Memory):
         usage = answer.usage.model_copy(update=spent.usage_update())
         return answer.model_copy(update={"usage": usage})
 
+    async def _start_over(self, key: str) -> None:
+        """Drop ``key``'s state and what was recorded of feeding it (its skips: the events
+        are fed again, and skipped again), so the stream is fed from the start."""
+        await self._reset(key)
+        self._fed[key] = 0
+        self._items[key] = []
+        self._skipped[key] = []
+        self._broken.discard(key)
+
     def forget(self, key: str) -> None:
         super().forget(key)
         self._streams.pop(key, None)
         self._fed.pop(key, None)
+        self._broken.discard(key)
 
     def _turn(self, key: str) -> anyio.Lock:
         return self._turn_locks.setdefault(key, anyio.Lock())
