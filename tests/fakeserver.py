@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
 
 __all__ = ["DEFAULT_ANSWER", "Fault", "RequestRecord", "ScriptedServer", "bag_of_words_vector",
-           "qid_marker"]
+           "minimal_instance", "qid_marker"]
 
 Fault = Literal["rate_limit", "server_error", "garbage", "hang", "down"]
 DEFAULT_ANSWER = "The final answer is A"
@@ -66,6 +66,7 @@ class RequestRecord:
     prompt: str = ""  # the last user message's text
     image_urls: tuple[str, ...] = ()  # every image of the request (data URIs, links), in order
     response_format: Any = None  # the request's ``response_format`` as sent (a constrained reply)
+    max_tokens: int | None = None  # the request's bound on its reply, as sent
 
 
 class ScriptedServer:
@@ -82,6 +83,10 @@ class ScriptedServer:
     every path the server does not serve. Each such request is counted in ``responses_posts``.
     ``embedding_dims``: the length of the vectors ``POST /v1/embeddings`` answers; each such
     request is counted in ``embedding_posts`` and every text it embeds kept in ``embedded``.
+    ``structured(prompt, schema)``: the reply text of a chat request that asks for JSON of a
+    schema (``response_format`` ``json_schema``, or ``json_object`` with a ``schema`` as
+    llama-cpp-python takes it; ``answers[key]`` still comes first); ``None``: such a request is
+    answered as any other.
     """
 
     def __init__(
@@ -98,6 +103,7 @@ class ScriptedServer:
         model: str = "scripted",
         responses_reply: tuple[int, Any] | None = None,
         embedding_dims: int = 64,
+        structured: Callable[[str, Mapping[str, Any]], str] | None = None,
     ) -> None:
         self.faults = {k: list(v) for k, v in (faults or {}).items()}
         self.answers = dict(answers or {})
@@ -111,6 +117,7 @@ class ScriptedServer:
         self.responses_reply = responses_reply
         self.responses_posts = 0
         self.embedding_dims = embedding_dims
+        self.structured = structured
         self.embedded: list[str] = []
         self.embedding_posts = 0
         self.records: list[RequestRecord] = []
@@ -206,9 +213,12 @@ class ScriptedServer:
         with self._lock:
             self.records.append(record)
 
-    def _reply_text(self, key: str, prompt: str) -> str:
+    def _reply_text(self, key: str, prompt: str, response_format: Any = None) -> str:
         if key in self.answers:
             return self.answers[key]
+        schema = _json_schema(response_format)
+        if schema is not None and self.structured is not None:
+            return self.structured(prompt, schema)
         return self.answer(prompt) if self.answer is not None else DEFAULT_ANSWER
 
     def _gate(self) -> bool:
@@ -232,6 +242,51 @@ class ScriptedServer:
     def _count_answer(self) -> None:
         with self._lock:
             self._answers_given += 1
+
+
+def minimal_instance(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> Any:
+    """The smallest value a JSON schema accepts, deterministically: an object with its
+    required properties, an empty array, ``""``, the minimum number (else 0), ``False``, the
+    first of an ``enum``, ``None`` where null is allowed (``$ref`` read from the root's
+    ``$defs``). What a constrained-decoding server could answer with the least content."""
+    root = schema if root is None else root
+    if "$ref" in schema:
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        return minimal_instance(root.get("$defs", {})[name], root)
+    if "enum" in schema:
+        return schema["enum"][0]
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        if any(option.get("type") == "null" for option in options):
+            return None
+        return minimal_instance(options[0], root)
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: minimal_instance(properties[name], root)
+                for name in schema.get("required", []) if name in properties}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return ""
+
+
+def _json_schema(response_format: Any) -> Mapping[str, Any] | None:
+    """The schema a ``response_format`` asks for (``json_schema``'s, or the ``schema`` beside
+    ``json_object``), else ``None``."""
+    if not isinstance(response_format, dict):
+        return None
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+    else:
+        schema = response_format.get("schema")
+    return schema if isinstance(schema, dict) else None
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -335,7 +390,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             server._record(RequestRecord(key, outcome, images, str(request.get("model")),
                                          authorized, prompt,
                                          _image_urls(request.get("messages", [])),
-                                         request.get("response_format")))
+                                         request.get("response_format"),
+                                         request.get("max_tokens")))
             if held:
                 server._recorded_held()
             if outcome == "unauthorized":
@@ -357,7 +413,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             else:
                 if server.delay_s:
                     time.sleep(server.delay_s)
-                text = server._reply_text(key, prompt)
+                text = server._reply_text(key, prompt, request.get("response_format"))
                 server._count_answer()
                 if request.get("stream"):
                     self._stream(text)

@@ -49,6 +49,7 @@ def _refused(capsys: pytest.CaptureFixture[str], code: int, option: str, says: s
     (["--limit", "-2", "--stratify"], "--limit", "must be at least 1, got -2"),
     (["--max-retries", "0"], "--max-retries", "must be at least 1, got 0"),
     (["--max-failed", "-1"], "--max-failed", "must be at least 0, got -1"),
+    (["--max-tokens", "0"], "--max-tokens", "must be at least 1, got 0"),
 ])
 def test_a_bad_run_number_is_one_line_before_any_work(
     persona: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
@@ -87,3 +88,16 @@ def test_a_call_timeout_must_be_a_finite_number_of_seconds(
     says = "must be at least 1" if value == "0.5" else f"must be a finite number, got {value}"
     _refused(capsys, code, "--call-timeout", says)
     assert not (tmp_path / "built").exists()
+
+
+def test_max_tokens_reaches_every_call_and_the_runs_card(persona: Path, tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    logs = tmp_path / "logs"
+    code = main(["eval", "m3exam", "-T", f"data={persona}", "-T", "regime=text", "--model",
+                 "m3kit/builtin", "--log-dir", str(logs), "--max-tokens", "64", "--quiet"])
+    assert code == 0
+    (log_file,) = logs.glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.plan.config.max_tokens == 64
+    assert log.eval.metadata["m3kit_card"]["generate_config"]["max_tokens"] == 64

@@ -30,10 +30,11 @@ def _samples() -> list[LoggedSample]:
             ingest_events=4, ingest_calls=2, ingest_prompt_tokens=50,
             ingest_completion_tokens=5, ingest_seconds=1.5)),
         LoggedSample(id="q2", memory_key="A", item=_item("incorrect"), total_seconds=4.0,
-                     usage=Usage(model_calls=3, prompt_tokens=300, completion_tokens=20, images_sent=0,
-                                 index_build_seconds=3.0, ingest_events=1, ingest_calls=1,
-                                 ingest_prompt_tokens=20, ingest_completion_tokens=2,
-                                 ingest_seconds=0.25, ingest_replays=1)),
+                     usage=Usage(model_calls=3, prompt_tokens=300, completion_tokens=20,
+                                 images_sent=0, index_build_seconds=3.0, ingest_events=1,
+                                 ingest_calls=1, ingest_prompt_tokens=20,
+                                 ingest_completion_tokens=2, ingest_seconds=0.25,
+                                 ingest_replays=1)),
         # key B: the answer failed after its ingest: its ingest counts, its answer's cost not
         LoggedSample(id="q3", memory_key="B", failure="model: timed out", total_seconds=9.0,
                      item=_item("failed"), usage=Usage(

@@ -142,6 +142,11 @@ def eval_command(
                                                RUN_MINIMUMS["attempt_timeout"]),
         help="Seconds (at least 1) before a model request is abandoned and retried.")]
     = DEFAULT_ATTEMPT_TIMEOUT,
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", callback=at_least("--max-tokens", RUN_MINIMUMS["max_tokens"]),
+        help="Most tokens the model may generate per call (every call: the answer, and a "
+        "memory's own calls to it); default: the provider's. A served model without it may "
+        "generate to the end of its context.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the response "
                                            "cache.")] = False,
     progress: Annotated[bool | None, typer.Option(
@@ -174,6 +179,8 @@ def eval_command(
         "display": eval_display(progress, terminal), "stratify": stratify,
         "progress": (lambda line: stderr.print(line, markup=False, highlight=False))
         if progress_lines(progress, terminal) else None,
+        # inspect's generate config: recorded in the run's card and its cache scope
+        **({"max_tokens": max_tokens} if max_tokens is not None else {}),
     }
     if single is not None:
         _run_task(names[0], model, single, model_args, options, max_failed)

@@ -48,6 +48,7 @@ __all__ = ["RUN_MINIMUMS", "ArgumentRange", "RunNumberError", "TaskArgumentError
 # The least value of each of the run's own numbers (``run_eval``'s, ``m3kit eval``'s options).
 RUN_MINIMUMS: dict[str, int] = {
     "limit": 1, "max_connections": 1, "max_retries": 1, "attempt_timeout": 1, "max_failed": 0,
+    "max_tokens": 1,
 }
 
 

@@ -256,11 +256,18 @@ def items_from_events(
             if event.id not in left_out]
 
 
+def when_of(entry: MemoryEvent | MemoryItem) -> str:
+    """An event's or item's time as the data labels it (metadata ``when``: a session's date, a
+    person's wall clock), else its time on the stream's clock; empty when it has neither."""
+    when = entry.metadata.get("when")
+    if isinstance(when, str) and when:
+        return when
+    return clock(entry.time) if entry.time is not None else ""
+
+
 def item_label(item: MemoryItem) -> str:
     """How an item introduces itself in a prompt: ``[when] modality id``."""
-    when = item.metadata.get("when")
-    if when is None and item.time is not None:
-        when = clock(item.time)
+    when = when_of(item)
     prefix = f"[{when}] " if when else ""
     return f"{prefix}{item.modality} {item.id}"
 

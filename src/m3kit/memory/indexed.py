@@ -19,7 +19,6 @@ reranker.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Collection, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
@@ -27,12 +26,14 @@ from typing import TYPE_CHECKING
 import anyio
 
 from m3kit.memory.base import MemoryEvent, MemoryItem
+from m3kit.memory.events import items_from_events
 from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.retrieval.hybrid import HybridIndex
 from m3kit.memory.retrieval.index import Hit, VectorIndex
 from m3kit.memory.retrieval.query import RetrievalQuery
 from m3kit.memory.retrieval.views import turn_windows
 from m3kit.memory.vectors import VectorMemory
+from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.memory.retrieval.config import RetrievalConfig
@@ -149,7 +150,13 @@ class IndexedMemory(OcrSurrogates, VectorMemory):
     def _forget(self, key: str) -> None:
         self._indexes.pop(key, None)
 
-    @abstractmethod
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
-        """(the items of ``key``, the ids to index, their texts). Runs in a worker thread."""
+        """(the items of ``key``, the ids to index, their texts). Runs in a worker thread. By
+        default one item per event (``events.items_from_events``: frames and images through
+        their descriptions and OCR text), each indexed by its text; what an event could not
+        give is recorded as a skip."""
+        skipped: list[SkippedRecord] = []
+        items = items_from_events(key, events, reader=reader, skipped=skipped)
+        self._skip(key, skipped)
+        return items, [i.id for i in items], [i.text for i in items]

