@@ -23,15 +23,15 @@ pytest.importorskip("cognee", reason="cognee runs in an environment of its own: 
 
 from fakeserver import DEFAULT_ANSWER, ScriptedServer, minimal_instance
 from m3kit.errors import M3kitError
-from m3kit.memory import MemoryAnswer, MemoryEvent, make_memory
+from m3kit.memory import MemoryEvent, make_memory
 from m3kit.memory.adapters.cognee import CogneeMemory, CogneeNotInstalledError
 
-DAY = 86_400.0
+from .conftest import DAY, PLANTED, ask
+
 # Planted after the question's time (or in another key): in no request after the cut.
 LATER_SAME_SESSION = "cat also loves PLANTEDSESSION tuna"
 LATER_DAY = "cat was renamed PLANTEDDAY"
 OTHER_KEY = "cat is called PLANTEDOTHER"
-PLANTED = ("PLANTEDSESSION", "PLANTEDDAY", "PLANTEDOTHER")
 
 
 def graph_and_summary(chunk: str) -> dict[str, Any]:
@@ -80,13 +80,6 @@ def server(scripted: Callable[..., ScriptedServer]) -> ScriptedServer:
 
 
 @pytest.fixture
-def answer_model(server: ScriptedServer, serve: Callable[..., str]) -> Any:
-    from inspect_ai.model import get_model
-
-    return get_model(serve("scripted", server), memoize=False)
-
-
-@pytest.fixture
 def cognee_memory(server: ScriptedServer, tmp_path: Path) -> Iterator[Callable[..., CogneeMemory]]:
     made: list[CogneeMemory] = []
 
@@ -101,11 +94,6 @@ def cognee_memory(server: ScriptedServer, tmp_path: Path) -> Iterator[Callable[.
     yield make
     for memory in made:
         memory.close()
-
-
-def ask(memory: CogneeMemory, key: str, question: str, model: Any, time: float | None
-        ) -> MemoryAnswer:
-    return asyncio.run(memory.answer(key, question, model, time=time, query=question))
 
 
 def test_the_answer_never_sees_what_came_after_the_question(

@@ -22,9 +22,11 @@ from PIL import Image
 
 from fakeserver import DEFAULT_ANSWER, RequestRecord, ScriptedServer, minimal_instance
 from m3kit.errors import M3kitError
-from m3kit.memory import MemoryAnswer, MemoryEvent, make_memory
+from m3kit.memory import MemoryEvent, make_memory
 from m3kit.memory.adapters.graphiti import GraphitiMemory, GraphitiNotInstalledError
 from m3kit.schema import ImageRef
+
+from .conftest import DAY, PLANTED, ask
 
 # Not importorskip: importing graphiti here would import it before the adapter turns its
 # telemetry off.
@@ -35,13 +37,11 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:The Kuzu backend is deprecated:DeprecationWarning"),
 ]
 
-DAY = 86_400.0
 GARBLE = "GARBLE"  # an episode whose entity extraction reply is not JSON
 # Planted after the question's time (or in another key): never in any request of the question.
 LATER_SAME_SESSION = "Alice feeds Miso PLANTEDSESSION tuna"
 LATER_DAY = "Alice renamed Miso PLANTEDDAY"
 OTHER_KEY = "Bob calls his cat PLANTEDOTHER"
-PLANTED = ("PLANTEDSESSION", "PLANTEDDAY", "PLANTEDOTHER")
 _CURRENT = re.compile(r"<CURRENT[ _]MESSAGE>\s*(.*?)\s*</CURRENT[ _]MESSAGE>", re.S)
 _ENTITIES = re.compile(r"<ENTITIES>\s*(.*?)\s*</ENTITIES>", re.S)
 
@@ -94,13 +94,6 @@ def server(scripted: Callable[..., ScriptedServer]) -> ScriptedServer:
 
 
 @pytest.fixture
-def answer_model(server: ScriptedServer, serve: Callable[..., str]) -> Any:
-    from inspect_ai.model import get_model
-
-    return get_model(serve("scripted", server), memoize=False)
-
-
-@pytest.fixture
 def graphiti_memory(server: ScriptedServer, tmp_path: Path
                     ) -> Iterator[Callable[..., GraphitiMemory]]:
     made: list[GraphitiMemory] = []
@@ -116,11 +109,6 @@ def graphiti_memory(server: ScriptedServer, tmp_path: Path
     yield make
     for memory in made:
         memory.close()
-
-
-def ask(memory: GraphitiMemory, key: str, question: str, model: Any, time: float | None
-        ) -> MemoryAnswer:
-    return asyncio.run(memory.answer(key, question, model, time=time, query=question))
 
 
 def sent_since(server: ScriptedServer, start: int, embedded: int) -> str:

@@ -19,23 +19,23 @@ from PIL import Image
 
 from fakeserver import DEFAULT_ANSWER, RequestRecord, ScriptedServer
 from m3kit.errors import M3kitError
-from m3kit.memory import MemoryAnswer, MemoryEvent, make_memory
+from m3kit.memory import MemoryEvent, make_memory
 from m3kit.memory.adapters.mem0 import Mem0Memory, Mem0NotInstalledError
 from m3kit.schema import ImageRef
+
+from .conftest import DAY, PLANTED, ask
 
 # Not importorskip: importing mem0 here would import it before the adapter turns its
 # telemetry off and points its home folder away from ~/.mem0.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mem0") is None,
                                 reason="the mem0 extra (pip install 'm3kit[mem0]')")
 
-DAY = 86_400.0
 GARBLE = "GARBLE"  # a round whose extraction reply is not JSON
 DESCRIBED = "a red fox sitting in the snow"  # what the vision model says of any image
 # Planted after the question's time (or in another key): never in the answer model's prompt.
 LATER_SAME_SESSION = "cat also loves PLANTEDSESSION tuna"
 LATER_DAY = "cat was renamed PLANTEDDAY"
 OTHER_KEY = "cat is called PLANTEDOTHER"
-PLANTED = ("PLANTEDSESSION", "PLANTEDDAY", "PLANTEDOTHER")
 
 
 def new_messages(prompt: str) -> str:
@@ -84,13 +84,6 @@ def server(scripted: Callable[..., ScriptedServer]) -> ScriptedServer:
 
 
 @pytest.fixture
-def answer_model(server: ScriptedServer, serve: Callable[..., str]) -> Any:
-    from inspect_ai.model import get_model
-
-    return get_model(serve("scripted", server), memoize=False)
-
-
-@pytest.fixture
 def mem0_memory(server: ScriptedServer, tmp_path: Path) -> Iterator[Callable[..., Mem0Memory]]:
     made: list[Mem0Memory] = []
 
@@ -105,11 +98,6 @@ def mem0_memory(server: ScriptedServer, tmp_path: Path) -> Iterator[Callable[...
     yield make
     for memory in made:
         memory.close()
-
-
-def ask(memory: Mem0Memory, key: str, question: str, model: Any, time: float | None
-        ) -> MemoryAnswer:
-    return asyncio.run(memory.answer(key, question, model, time=time, query=question))
 
 
 def test_the_answer_never_sees_what_came_after_the_question(

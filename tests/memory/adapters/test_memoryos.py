@@ -22,20 +22,20 @@ from PIL import Image
 
 from fakeserver import DEFAULT_ANSWER, RequestRecord, ScriptedServer
 from m3kit.errors import M3kitError
-from m3kit.memory import MemoryAnswer, MemoryEvent, make_memory
+from m3kit.memory import MemoryEvent, make_memory
 from m3kit.memory.adapters.memoryos import MemoryosMemory, MemoryosNotInstalledError
 from m3kit.schema import ImageRef
+
+from .conftest import DAY, PLANTED, ask
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("memoryos") is None,
                                 reason="memoryos-pro (pip install --no-deps memoryos-pro==0.1.0)")
 
-DAY = 86_400.0
 GARBLE = "GARBLE"  # a round whose topic summary reply is not MemoryOS's JSON
 # Planted after the question's time (or in another key): never in any prompt of the question.
 LATER_SAME_SESSION = "cat also loves PLANTEDSESSION tuna"
 LATER_DAY = "cat was renamed PLANTEDDAY"
 OTHER_KEY = "cat is called PLANTEDOTHER"
-PLANTED = ("PLANTEDSESSION", "PLANTEDDAY", "PLANTEDOTHER")
 # How each of MemoryOS's requests begins (its user prompts, memoryos/prompts.py).
 KEYWORDS = "Please extract the 3-5 most important keywords"
 CONTINUITY = "Determine if these two conversation pages are continuous"
@@ -100,13 +100,6 @@ def server(scripted: Callable[..., ScriptedServer]) -> ScriptedServer:
 
 
 @pytest.fixture
-def answer_model(server: ScriptedServer, serve: Callable[..., str]) -> Any:
-    from inspect_ai.model import get_model
-
-    return get_model(serve("scripted", server), memoize=False)
-
-
-@pytest.fixture
 def memoryos_memory(server: ScriptedServer, tmp_path: Path
                     ) -> Iterator[Callable[..., MemoryosMemory]]:
     made: list[MemoryosMemory] = []
@@ -124,11 +117,6 @@ def memoryos_memory(server: ScriptedServer, tmp_path: Path
     yield make
     for memory in made:
         memory.close()
-
-
-def ask(memory: MemoryosMemory, key: str, question: str, model: Any, time: float | None
-        ) -> MemoryAnswer:
-    return asyncio.run(memory.answer(key, question, model, time=time, query=question))
 
 
 def test_the_answer_never_sees_what_came_after_the_question(

@@ -67,7 +67,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -81,6 +80,7 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
+from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, async_openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import items_from_events, when_of
@@ -208,7 +208,7 @@ class CogneeMemory(StreamingMemory):
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.structured_output = structured_output
-        self._run_dir: TemporaryDirectory[str] | None = None
+        self._folder = RunFolder(store_dir, "m3kit-cognee-")
         self._loop: _CogneeLoop | None = None
         self._meter = UsageMeter()
         self._stores: dict[str, _KeyStore] = {}
@@ -240,7 +240,7 @@ class CogneeMemory(StreamingMemory):
         with _CURRENT_LOCK:
             if self in _current:
                 _current.remove(self)
-        self._remove_folder()
+        self._folder.remove()
 
     # -- the streaming protocol --------------------------------------------------------------------
 
@@ -363,24 +363,10 @@ class CogneeMemory(StreamingMemory):
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
         return _KeyStore(dataset=f"m3kit_{digest}_{self._generation}")
 
-    def _run_folder(self) -> Path:
-        """The run's folder under ``store_dir``, made on first use (a worker thread's job)."""
-        if self._run_dir is None:
-            parent = None if self.store_dir is None else Path(self.store_dir).expanduser()
-            if parent is not None:
-                parent.mkdir(parents=True, exist_ok=True)
-            self._run_dir = TemporaryDirectory(prefix="m3kit-cognee-", dir=parent)
-        return Path(self._run_dir.name)
-
-    def _remove_folder(self) -> None:
-        if self._run_dir is not None:
-            self._run_dir.cleanup()
-            self._run_dir = None
-
     async def _configure(self) -> None:
         """Point cognee at this run's folder and endpoints, and count its calls. On cognee's
         loop (``_CogneeLoop``): the HTTP clients made here belong to it."""
-        folder = await anyio.to_thread.run_sync(self._run_folder)
+        folder = await anyio.to_thread.run_sync(self._folder.path)
         cognee = await anyio.to_thread.run_sync(_import_cognee)
         import litellm
         from cognee.infrastructure.databases.cache.config import get_cache_config

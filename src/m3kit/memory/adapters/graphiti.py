@@ -46,7 +46,6 @@ from functools import partial
 from hashlib import sha256
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
@@ -61,6 +60,7 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
+from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, async_openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import items_from_events, time_label, wall_clock, when_of
@@ -171,7 +171,7 @@ class GraphitiMemory(StreamingMemory):
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.concurrency = concurrency
-        self._run_dir: TemporaryDirectory[str] | None = None
+        self._folder = RunFolder(store_dir, "m3kit-graphiti-")
         self._graphs: dict[str, _KeyGraph] = {}
 
     def config(self) -> dict[str, Any]:
@@ -196,9 +196,7 @@ class GraphitiMemory(StreamingMemory):
         """Drop every key's graph and remove the run's folder."""
         for key in list(self._graphs):
             self._drop(key)
-        if self._run_dir is not None:
-            self._run_dir.cleanup()
-            self._run_dir = None
+        self._folder.remove()
 
     # -- the streaming protocol --------------------------------------------------------------------
 
@@ -293,21 +291,12 @@ class GraphitiMemory(StreamingMemory):
 
     # -- Graphiti ----------------------------------------------------------------------------------
 
-    def _run_folder(self) -> Path:
-        """The run's folder under ``store_dir``, made on first use."""
-        if self._run_dir is None:
-            parent = None if self.store_dir is None else Path(self.store_dir).expanduser()
-            if parent is not None:
-                parent.mkdir(parents=True, exist_ok=True)
-            self._run_dir = TemporaryDirectory(prefix="m3kit-graphiti-", dir=parent)
-        return Path(self._run_dir.name)
-
     async def _open(self, key: str) -> _KeyGraph:
         """``key``'s graph, made on first use in a folder of its own, with its full-text
         indices (Graphiti 0.31.2 never makes them on Kuzu: its search would fail)."""
         graph = self._graphs.get(key)
         if graph is None:
-            folder = self._run_folder() / sha256(key.encode("utf-8")).hexdigest()[:24]
+            folder = self._folder.path() / sha256(key.encode("utf-8")).hexdigest()[:24]
             graph = await anyio.to_thread.run_sync(self._new_graph, folder)
             from graphiti_core.driver.driver import GraphProvider
             from graphiti_core.graph_queries import get_fulltext_indices

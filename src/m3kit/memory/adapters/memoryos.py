@@ -63,7 +63,6 @@ from functools import partial
 from hashlib import sha256
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
@@ -78,6 +77,7 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
+from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, UsageSnapshot, openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import items_from_events, when_of
@@ -216,7 +216,7 @@ class MemoryosMemory(StreamingMemory):
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self._embedder: MiniLMEmbedder | None = None
-        self._run_dir: TemporaryDirectory[str] | None = None
+        self._folder = RunFolder(store_dir, "m3kit-memoryos-")
         self._stores: dict[str, _KeyStore] = {}
 
     def config(self) -> dict[str, Any]:
@@ -238,14 +238,12 @@ class MemoryosMemory(StreamingMemory):
         """Drop every key's store and remove the run's folder."""
         for key in list(self._stores):
             self._drop(key)
-        if self._run_dir is not None:
-            self._run_dir.cleanup()
-            self._run_dir = None
+        self._folder.remove()
 
     # -- the streaming protocol --------------------------------------------------------------------
 
     async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
-        store = await anyio.to_thread.run_sync(self._open, key, self._run_folder())
+        store = await anyio.to_thread.run_sync(self._open, key, self._folder.path())
         start = store.meter.snapshot()
         skipped: list[SkippedRecord] = []
         items = await anyio.to_thread.run_sync(
@@ -351,16 +349,6 @@ class MemoryosMemory(StreamingMemory):
         if "profile" in layers and "profile" in stored:
             found.append(stored["profile"])
         return found
-
-    def _run_folder(self) -> Path:
-        """The run's folder under ``store_dir``, made on first use (on the event loop: keys
-        open their stores in worker threads at once)."""
-        if self._run_dir is None:
-            parent = None if self.store_dir is None else Path(self.store_dir).expanduser()
-            if parent is not None:
-                parent.mkdir(parents=True, exist_ok=True)
-            self._run_dir = TemporaryDirectory(prefix="m3kit-memoryos-", dir=parent)
-        return Path(self._run_dir.name)
 
     def _open(self, key: str, run_folder: Path) -> _KeyStore:
         """``key``'s store, made on first use in a folder of its own under ``run_folder`` (a
