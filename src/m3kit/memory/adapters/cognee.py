@@ -84,6 +84,7 @@ from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, async_openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import items_from_events, when_of
+from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.memory.stream import IngestCost, StreamingMemory
 from m3kit.schema.skipped import SkippedRecord
@@ -163,7 +164,7 @@ _CURRENT_LOCK = threading.Lock()
 _current: list[CogneeMemory] = []
 
 
-class CogneeMemory(StreamingMemory):
+class CogneeMemory(OcrSurrogates, StreamingMemory):
     """cognee (``cognee``) per memory key, fed in time order and asked at each question's time.
 
     ``llm``: the chat endpoint cognee builds its graph with; ``embedder``: the embeddings
@@ -186,6 +187,7 @@ class CogneeMemory(StreamingMemory):
         store_dir: str | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 2,
+        ocr: bool = True,
         structured_output: StructuredOutput = "json_object",
     ) -> None:
         super().__init__()
@@ -207,6 +209,8 @@ class CogneeMemory(StreamingMemory):
         self.store_dir = store_dir
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        # frames and images reach the system as text: their description and their OCR text
+        self.ocr = ocr
         self.structured_output = structured_output
         self._folder = RunFolder(store_dir, "m3kit-cognee-")
         self._loop: _CogneeLoop | None = None
@@ -227,6 +231,7 @@ class CogneeMemory(StreamingMemory):
             "structured_output": self.structured_output,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "ocr": self.ocr_config(),
             "attempts": 1 + self.max_retries,
             "temperature": TEMPERATURE,
         }
@@ -247,7 +252,8 @@ class CogneeMemory(StreamingMemory):
     async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
         skipped: list[SkippedRecord] = []
         items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, skipped=skipped))
+            partial(items_from_events, key, events, reader=self.build_reader(),
+                    skipped=skipped))
         self._skip(key, skipped)
         store = self._stores.setdefault(key, self._new_store(key))
         by_id = {event.id: event for event in events}

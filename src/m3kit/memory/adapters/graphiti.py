@@ -64,6 +64,7 @@ from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, async_openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import items_from_events, time_label, wall_clock, when_of
+from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.memory.stream import IngestCost, StreamingMemory
 from m3kit.schema.skipped import SkippedRecord
@@ -112,7 +113,7 @@ class _KeyGraph:
     episodes: dict[str, tuple[str, str]] = field(default_factory=dict)  # uuid: (event, text)
 
 
-class GraphitiMemory(StreamingMemory):
+class GraphitiMemory(OcrSurrogates, StreamingMemory):
     """Graphiti (``graphiti-core``, Kuzu) per memory key, fed in time order and asked at each
     question's time.
 
@@ -141,6 +142,7 @@ class GraphitiMemory(StreamingMemory):
         store_dir: str | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 2,
+        ocr: bool = True,
         concurrency: int = 4,
     ) -> None:
         super().__init__()
@@ -170,6 +172,8 @@ class GraphitiMemory(StreamingMemory):
         self.store_dir = store_dir
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        # frames and images reach the system as text: their description and their OCR text
+        self.ocr = ocr
         self.concurrency = concurrency
         self._folder = RunFolder(store_dir, "m3kit-graphiti-")
         self._graphs: dict[str, _KeyGraph] = {}
@@ -189,6 +193,7 @@ class GraphitiMemory(StreamingMemory):
             "structured_output": self.structured_output,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "ocr": self.ocr_config(),
             "concurrency": self.concurrency,
         }
 
@@ -205,7 +210,8 @@ class GraphitiMemory(StreamingMemory):
         start = graph.meter.snapshot()
         skipped: list[SkippedRecord] = []
         items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, skipped=skipped))
+            partial(items_from_events, key, events, reader=self.build_reader(),
+                    skipped=skipped))
         self._skip(key, skipped)
         by_id = {event.id: event for event in events}
         origin, _ = _origin(self.stream(key))

@@ -65,6 +65,7 @@ from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, UsageSnapshot, openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, Modality
 from m3kit.memory.events import VISUAL_KINDS, items_from_events, when_of
+from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.prompt import PromptBuilder, ask_model, sent_as_image
 from m3kit.memory.stream import IngestCost, StreamingMemory
 from m3kit.schema.media import ImageRef
@@ -96,7 +97,7 @@ class _KeyStore:
     folder: Path
 
 
-class Mem0Memory(StreamingMemory):
+class Mem0Memory(OcrSurrogates, StreamingMemory):
     """mem0 (``mem0ai``) per memory key, fed in time order and asked at each question's time.
 
     ``llm``: the chat endpoint mem0 extracts facts with (and, ``vision``, describes images);
@@ -120,6 +121,7 @@ class Mem0Memory(StreamingMemory):
         store_dir: str | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 2,
+        ocr: bool = True,
     ) -> None:
         super().__init__()
         if k <= 0:
@@ -140,6 +142,8 @@ class Mem0Memory(StreamingMemory):
         self.store_dir = store_dir
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        # frames and images reach the system as text: their description and their OCR text
+        self.ocr = ocr
         self._folder = RunFolder(store_dir, "m3kit-mem0-")
         self._stores: dict[str, _KeyStore] = {}
 
@@ -158,6 +162,7 @@ class Mem0Memory(StreamingMemory):
             "max_tokens": MAX_TOKENS,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "ocr": self.ocr_config(),
         }
 
     def close(self) -> None:
@@ -173,7 +178,8 @@ class Mem0Memory(StreamingMemory):
         start = store.meter.snapshot()
         skipped: list[SkippedRecord] = []
         items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, skipped=skipped))
+            partial(items_from_events, key, events, reader=self.build_reader(),
+                    skipped=skipped))
         self._skip(key, skipped)
         by_id = {event.id: event for event in events}
         for item in items:

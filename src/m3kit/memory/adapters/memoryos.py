@@ -81,6 +81,7 @@ from m3kit.memory.adapters.run_folder import RunFolder
 from m3kit.memory.adapters.usage import UsageMeter, UsageSnapshot, openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
 from m3kit.memory.events import items_from_events, when_of
+from m3kit.memory.ocr import OcrSurrogates
 from m3kit.memory.prompt import PromptBuilder, ask_model
 from m3kit.memory.stream import IngestCost, StreamingMemory
 from m3kit.schema.prediction import Usage
@@ -170,7 +171,7 @@ class _KeyStore:
     sources: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
 
-class MemoryosMemory(StreamingMemory):
+class MemoryosMemory(OcrSurrogates, StreamingMemory):
     """MemoryOS (``memoryos-pro`` 0.1.0) per memory key, fed in time order and asked at each
     question's time.
 
@@ -195,6 +196,7 @@ class MemoryosMemory(StreamingMemory):
         store_dir: str | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 2,
+        ocr: bool = True,
     ) -> None:
         super().__init__()
         if timeout_s <= 0:
@@ -215,6 +217,8 @@ class MemoryosMemory(StreamingMemory):
         self.store_dir = store_dir
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        # frames and images reach the system as text: their description and their OCR text
+        self.ocr = ocr
         self._embedder: MiniLMEmbedder | None = None
         self._folder = RunFolder(store_dir, "m3kit-memoryos-")
         self._stores: dict[str, _KeyStore] = {}
@@ -232,6 +236,7 @@ class MemoryosMemory(StreamingMemory):
             "no_reply": NO_REPLY,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "ocr": self.ocr_config(),
         }
 
     def close(self) -> None:
@@ -247,7 +252,8 @@ class MemoryosMemory(StreamingMemory):
         start = store.meter.snapshot()
         skipped: list[SkippedRecord] = []
         items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, skipped=skipped))
+            partial(items_from_events, key, events, reader=self.build_reader(),
+                    skipped=skipped))
         self._skip(key, skipped)
         for memory_round in _rounds(events, {item.event_id: item.text for item in items}):
             # raises on a refused connection: the base drops the key and starts it over
