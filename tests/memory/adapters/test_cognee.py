@@ -123,6 +123,7 @@ def test_the_answer_never_sees_what_came_after_the_question(
     chats = [r for r in server.records[start:] if r.response_format is not None]
     assert len(chats) >= 2  # the chunk's graph and its summary
     assert all(r.response_format == {"type": "json_object"} for r in chats)  # the default way
+    assert {r.max_tokens for r in chats} == {memory.max_tokens}  # every reply bounded
     assert answer.usage.ingest_calls > len(chats)  # and its embeddings
     assert answer.usage.ingest_prompt_tokens == sum(len(r.prompt.split()) for r in chats)
     assert answer.usage.ingest_completion_tokens > 0

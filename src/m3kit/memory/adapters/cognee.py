@@ -99,6 +99,8 @@ SEARCH_TYPE = "GRAPH_COMPLETION"
 
 T = TypeVar("T")
 StructuredOutput = Literal["json_object", "json_schema"]
+# the bound on each of cognee's replies (as graphiti's and mem0's)
+MAX_TOKENS = 1024
 # cognee's extraction model samples greedily (as mem0's here, and the M3Exam release's).
 TEMPERATURE = 0.0
 
@@ -188,6 +190,7 @@ class CogneeMemory(OcrSurrogates, StreamingMemory):
         timeout_s: float = 120.0,
         max_retries: int = 2,
         ocr: bool = True,
+        max_tokens: int = MAX_TOKENS,
         structured_output: StructuredOutput = "json_object",
     ) -> None:
         super().__init__()
@@ -211,6 +214,9 @@ class CogneeMemory(OcrSurrogates, StreamingMemory):
         self.max_retries = max_retries
         # frames and images reach the system as text: their description and their OCR text
         self.ocr = ocr
+        if max_tokens <= 0:
+            raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+        self.max_tokens = max_tokens
         self.structured_output = structured_output
         self._folder = RunFolder(store_dir, "m3kit-cognee-")
         self._loop: _CogneeLoop | None = None
@@ -232,6 +238,7 @@ class CogneeMemory(OcrSurrogates, StreamingMemory):
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
             "ocr": self.ocr_config(),
+            "max_tokens": self.max_tokens,
             "attempts": 1 + self.max_retries,
             "temperature": TEMPERATURE,
         }
@@ -393,7 +400,11 @@ class CogneeMemory(OcrSurrogates, StreamingMemory):
             # every completion call's arguments: litellm's SDK client times out, and retries,
             # as told (its default: 2 retries, 600 s); instructor takes ``max_retries`` as its
             # own (validation retries, 1 here), so under it the SDK keeps its 2 retries
+            # each reply bounded: cognee's own cap is 16,384 tokens, sent as
+            # ``max_completion_tokens``, which llama.cpp's server does not read
+            "llm_max_completion_tokens": self.max_tokens,
             "llm_args": {"temperature": TEMPERATURE, "timeout": self.timeout_s,
+                         "max_tokens": self.max_tokens,
                          **({"max_retries": self.max_retries}
                             if self.structured_output == "json_object" else {})},
             **_FRAMEWORKS[self.structured_output]})
