@@ -80,13 +80,12 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
-from m3kit.memory.adapters.run_folder import RunFolder
+from m3kit.memory.adapters.served import ServedMemory
 from m3kit.memory.adapters.usage import UsageMeter, async_openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.events import items_from_events, when_of
-from m3kit.memory.ocr import OcrSurrogates
+from m3kit.memory.events import when_of
 from m3kit.memory.prompt import PromptBuilder, ask_model
-from m3kit.memory.stream import IngestCost, StreamingMemory
+from m3kit.memory.stream import IngestCost
 from m3kit.schema.skipped import SkippedRecord
 
 __all__ = ["COGNEE_EXTRA", "CogneeMemory", "CogneeNotInstalledError"]
@@ -166,7 +165,7 @@ _CURRENT_LOCK = threading.Lock()
 _current: list[CogneeMemory] = []
 
 
-class CogneeMemory(OcrSurrogates, StreamingMemory):
+class CogneeMemory(ServedMemory):
     """cognee (``cognee``) per memory key, fed in time order and asked at each question's time.
 
     ``llm``: the chat endpoint cognee builds its graph with; ``embedder``: the embeddings
@@ -193,32 +192,22 @@ class CogneeMemory(OcrSurrogates, StreamingMemory):
         max_tokens: int = MAX_TOKENS,
         structured_output: StructuredOutput = "json_object",
     ) -> None:
-        super().__init__()
+        super().__init__(llm=llm, store_dir=store_dir, timeout_s=timeout_s,
+                         max_retries=max_retries, ocr=ocr)
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
-        if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
         if structured_output not in ("json_object", "json_schema"):
             raise ValueError(f"structured_output must be json_object or json_schema, got "
                              f"{structured_output!r}")
         if importlib.util.find_spec("cognee") is None:
             raise CogneeNotInstalledError(f"the memory cognee needs cognee 1.6.5 in "
                                           f"{COGNEE_EXTRA}")
-        self.llm = ChatEndpoint.model_validate(llm)
         self.embedder = EmbeddingsEndpoint.model_validate(embedder)
         self.k = k
-        self.store_dir = store_dir
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        # frames and images reach the system as text: their description and their OCR text
-        self.ocr = ocr
         if max_tokens <= 0:
             raise ValueError(f"max_tokens must be positive, got {max_tokens}")
         self.max_tokens = max_tokens
         self.structured_output = structured_output
-        self._folder = RunFolder(store_dir, "m3kit-cognee-")
         self._loop: _CogneeLoop | None = None
         self._meter = UsageMeter()
         self._stores: dict[str, _KeyStore] = {}
@@ -257,11 +246,7 @@ class CogneeMemory(OcrSurrogates, StreamingMemory):
     # -- the streaming protocol --------------------------------------------------------------------
 
     async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
-        skipped: list[SkippedRecord] = []
-        items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, reader=self.build_reader(),
-                    skipped=skipped))
-        self._skip(key, skipped)
+        items = await self._surrogates(key, events)
         store = self._stores.setdefault(key, self._new_store(key))
         by_id = {event.id: event for event in events}
         documents = {_document(by_id.get(item.event_id), item): item

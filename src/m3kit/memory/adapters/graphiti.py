@@ -42,7 +42,6 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from hashlib import sha256
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -60,13 +59,12 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
-from m3kit.memory.adapters.run_folder import RunFolder
+from m3kit.memory.adapters.served import ServedMemory
 from m3kit.memory.adapters.usage import UsageMeter, async_openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.events import items_from_events, time_label, wall_clock, when_of
-from m3kit.memory.ocr import OcrSurrogates
+from m3kit.memory.events import time_label, wall_clock, when_of
 from m3kit.memory.prompt import PromptBuilder, ask_model
-from m3kit.memory.stream import IngestCost, StreamingMemory
+from m3kit.memory.stream import IngestCost
 from m3kit.schema.skipped import SkippedRecord
 
 if TYPE_CHECKING:
@@ -113,7 +111,7 @@ class _KeyGraph:
     episodes: dict[str, tuple[str, str]] = field(default_factory=dict)  # uuid: (event, text)
 
 
-class GraphitiMemory(OcrSurrogates, StreamingMemory):
+class GraphitiMemory(ServedMemory):
     """Graphiti (``graphiti-core``, Kuzu) per memory key, fed in time order and asked at each
     question's time.
 
@@ -145,15 +143,12 @@ class GraphitiMemory(OcrSurrogates, StreamingMemory):
         ocr: bool = True,
         concurrency: int = 4,
     ) -> None:
-        super().__init__()
+        super().__init__(llm=llm, store_dir=store_dir, timeout_s=timeout_s,
+                         max_retries=max_retries, ocr=ocr)
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
         if max_tokens <= 0:
             raise ValueError(f"max_tokens must be positive, got {max_tokens}")
-        if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
         if concurrency <= 0:
             raise ValueError(f"concurrency must be positive, got {concurrency}")
         if structured_output not in get_args(StructuredOutput):
@@ -164,18 +159,11 @@ class GraphitiMemory(OcrSurrogates, StreamingMemory):
         if missing:
             raise GraphitiNotInstalledError(f"the memory graphiti needs {' and '.join(missing)}: "
                                             f"{GRAPHITI_EXTRA}")
-        self.llm = ChatEndpoint.model_validate(llm)
         self.embedder = EmbeddingsEndpoint.model_validate(embedder)
         self.k = k
         self.max_tokens = max_tokens
         self.structured_output = structured_output
-        self.store_dir = store_dir
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        # frames and images reach the system as text: their description and their OCR text
-        self.ocr = ocr
         self.concurrency = concurrency
-        self._folder = RunFolder(store_dir, "m3kit-graphiti-")
         self._graphs: dict[str, _KeyGraph] = {}
 
     def config(self) -> dict[str, Any]:
@@ -208,11 +196,7 @@ class GraphitiMemory(OcrSurrogates, StreamingMemory):
     async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
         graph = await self._open(key)
         start = graph.meter.snapshot()
-        skipped: list[SkippedRecord] = []
-        items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, reader=self.build_reader(),
-                    skipped=skipped))
-        self._skip(key, skipped)
+        items = await self._surrogates(key, events)
         by_id = {event.id: event for event in events}
         origin, _ = _origin(self.stream(key))
         for item in items:

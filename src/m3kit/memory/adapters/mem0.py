@@ -61,13 +61,12 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
-from m3kit.memory.adapters.run_folder import RunFolder
+from m3kit.memory.adapters.served import ServedMemory
 from m3kit.memory.adapters.usage import UsageMeter, UsageSnapshot, openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem, Modality
-from m3kit.memory.events import VISUAL_KINDS, items_from_events, when_of
-from m3kit.memory.ocr import OcrSurrogates
+from m3kit.memory.events import VISUAL_KINDS, when_of
 from m3kit.memory.prompt import PromptBuilder, ask_model, sent_as_image
-from m3kit.memory.stream import IngestCost, StreamingMemory
+from m3kit.memory.stream import IngestCost
 from m3kit.schema.media import ImageRef
 from m3kit.schema.skipped import SkippedRecord
 
@@ -97,7 +96,7 @@ class _KeyStore:
     folder: Path
 
 
-class Mem0Memory(OcrSurrogates, StreamingMemory):
+class Mem0Memory(ServedMemory):
     """mem0 (``mem0ai``) per memory key, fed in time order and asked at each question's time.
 
     ``llm``: the chat endpoint mem0 extracts facts with (and, ``vision``, describes images);
@@ -123,28 +122,18 @@ class Mem0Memory(OcrSurrogates, StreamingMemory):
         max_retries: int = 2,
         ocr: bool = True,
     ) -> None:
-        super().__init__()
+        super().__init__(llm=llm, store_dir=store_dir, timeout_s=timeout_s,
+                         max_retries=max_retries, ocr=ocr)
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
-        if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
         missing = [name for name in ("mem0", "faiss") if importlib.util.find_spec(name) is None]
         if missing:
             raise Mem0NotInstalledError(f"the memory mem0 needs {' and '.join(missing)}: "
                                         f"{MEM0_EXTRA}")
-        self.llm = ChatEndpoint.model_validate(llm)
         self.embedder = EmbeddingsEndpoint.model_validate(embedder)
         self.k = k
         self.vision = vision
         self.infer = infer
-        self.store_dir = store_dir
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        # frames and images reach the system as text: their description and their OCR text
-        self.ocr = ocr
-        self._folder = RunFolder(store_dir, "m3kit-mem0-")
         self._stores: dict[str, _KeyStore] = {}
 
     def config(self) -> dict[str, Any]:
@@ -176,11 +165,7 @@ class Mem0Memory(OcrSurrogates, StreamingMemory):
     async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
         store = await anyio.to_thread.run_sync(self._open, key, self._folder.path())
         start = store.meter.snapshot()
-        skipped: list[SkippedRecord] = []
-        items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, reader=self.build_reader(),
-                    skipped=skipped))
-        self._skip(key, skipped)
+        items = await self._surrogates(key, events)
         by_id = {event.id: event for event in events}
         for item in items:
             event = by_id[item.event_id]

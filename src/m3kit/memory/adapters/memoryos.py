@@ -59,7 +59,6 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from hashlib import sha256
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -77,13 +76,12 @@ from m3kit.memory.adapters.endpoints import (
     connection_refused,
     failure_text,
 )
-from m3kit.memory.adapters.run_folder import RunFolder
+from m3kit.memory.adapters.served import ServedMemory
 from m3kit.memory.adapters.usage import UsageMeter, UsageSnapshot, openai_client
 from m3kit.memory.base import AnswerRequest, MemoryAnswer, MemoryEvent, MemoryItem
-from m3kit.memory.events import items_from_events, when_of
-from m3kit.memory.ocr import OcrSurrogates
+from m3kit.memory.events import when_of
 from m3kit.memory.prompt import PromptBuilder, ask_model
-from m3kit.memory.stream import IngestCost, StreamingMemory
+from m3kit.memory.stream import IngestCost
 from m3kit.schema.prediction import Usage
 from m3kit.schema.skipped import SkippedRecord
 
@@ -171,7 +169,7 @@ class _KeyStore:
     sources: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
 
-class MemoryosMemory(OcrSurrogates, StreamingMemory):
+class MemoryosMemory(ServedMemory):
     """MemoryOS (``memoryos-pro`` 0.1.0) per memory key, fed in time order and asked at each
     question's time.
 
@@ -198,11 +196,8 @@ class MemoryosMemory(OcrSurrogates, StreamingMemory):
         max_retries: int = 2,
         ocr: bool = True,
     ) -> None:
-        super().__init__()
-        if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
+        super().__init__(llm=llm, store_dir=store_dir, timeout_s=timeout_s,
+                         max_retries=max_retries, ocr=ocr)
         if isinstance(retrieve_from, str) or not retrieve_from:
             raise ValueError(f"retrieve_from must be a list of {list(RETRIEVE_ALL)}, "
                              f"got {retrieve_from!r}")
@@ -210,17 +205,10 @@ class MemoryosMemory(OcrSurrogates, StreamingMemory):
         if unknown:
             raise ValueError(f"retrieve_from: unknown {unknown}; known: {list(RETRIEVE_ALL)}")
         _check_installed()
-        self.llm = ChatEndpoint.model_validate(llm)
         self.settings = MemoryosSettings.model_validate(memoryos or {})
         self.retrieve_from: tuple[RetrievedLayer, ...] = tuple(
             layer for layer in RETRIEVE_ALL if layer in retrieve_from)
-        self.store_dir = store_dir
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        # frames and images reach the system as text: their description and their OCR text
-        self.ocr = ocr
         self._embedder: MiniLMEmbedder | None = None
-        self._folder = RunFolder(store_dir, "m3kit-memoryos-")
         self._stores: dict[str, _KeyStore] = {}
 
     def config(self) -> dict[str, Any]:
@@ -250,11 +238,7 @@ class MemoryosMemory(OcrSurrogates, StreamingMemory):
     async def _observe(self, key: str, events: list[MemoryEvent]) -> IngestCost:
         store = await anyio.to_thread.run_sync(self._open, key, self._folder.path())
         start = store.meter.snapshot()
-        skipped: list[SkippedRecord] = []
-        items = await anyio.to_thread.run_sync(
-            partial(items_from_events, key, events, reader=self.build_reader(),
-                    skipped=skipped))
-        self._skip(key, skipped)
+        items = await self._surrogates(key, events)
         for memory_round in _rounds(events, {item.event_id: item.text for item in items}):
             # raises on a refused connection: the base drops the key and starts it over
             named = await anyio.to_thread.run_sync(_add, key, store, memory_round)
