@@ -3,7 +3,7 @@ m3kit memory, per question type, on an M3Exam persona or LoCoMo, offline.
 
     python perf/memory_recall.py --data DATA [--types 1,2,3,4] [--systems bm25,rag,...]
         [--out FILE.md] [--json FILE] [--ocr-cache DIR] [--rerank-model MODEL] [--per-type N]
-        [--rerank-depth D] [--first-per-type N]
+        [--rerank-depth D] [--first-per-type N] [--embedder e5-small|minilm]
 
 ``--data`` is an M3Exam persona folder (or a folder of personas) or LoCoMo's ``locomo10.json``.
 Every memory is fed what ``m3kit eval`` feeds it: the event stream of
@@ -63,15 +63,25 @@ class MemoEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         self._memo: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        todo = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        return self._cached(texts, self._memo, self.inner.embed)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        from m3kit.perception.base import embed_queries
+
+        return self._cached(texts, self._queries, lambda t: embed_queries(self.inner, t))
+
+    def _cached(self, texts: Sequence[str], memo: dict[str, np.ndarray], embed: Any
+                ) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in memo))
         if todo:
-            for text, row in zip(todo, self.inner.embed(todo), strict=True):
-                self._memo[text] = row
+            for text, row in zip(todo, embed(todo), strict=True):
+                memo[text] = row
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self._memo[t] for t in texts])
+        return np.stack([memo[t] for t in texts])
 
 
 def load(data: Path) -> Any:
@@ -124,6 +134,11 @@ def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: 
         "hierarchical (filter)": HierarchicalMemory(embedder=embedder, k=DEPTH,
                                                     routing="filter", retrieval=DENSE_SEARCH),
         "proctor": ProctorMemory(embedder=embedder, reader=reader, ocr=reader is not None),
+        "proctor (no α)": ProctorMemory(embedder=embedder, reader=reader, ocr=reader is not None,
+                                        alphas=dict.fromkeys(("image", "document", "chart"),
+                                                             0.0)),
+        "proctor (in_round)": ProctorMemory(embedder=embedder, reader=reader,
+                                            ocr=reader is not None, pdf_pages="in_round"),
         "proctor (dense)": ProctorMemory(embedder=embedder, reader=reader,
                                          ocr=reader is not None, retrieval=DENSE_SEARCH),
     }
@@ -131,15 +146,17 @@ def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: 
 
 
 async def ranking(name: str, memory: Any, key: str, question: Any) -> list[str]:
+    """The rounds ``memory`` ranks for ``question`` (``retrieved_rounds``: an attachment is its
+    round, a summary takes no slot)."""
+    from m3kit.benchmarks.m3exam.load import retrieved_rounds
     from m3kit.memory.proctor import ProctorMemory, lexical_bias
-    from m3kit.schema.evallog import round_of
 
     if isinstance(memory, ProctorMemory):
         items = await memory.retrieve(key, question.text, k=DEPTH, time=question.time,
                                       bias=lexical_bias(question.text))
     else:
         items = await memory.retrieve(key, question.text, k=DEPTH, time=question.time)
-    return [round_of(i.id) for i in items]
+    return retrieved_rounds(i.id for i in items)
 
 
 def first_per_type(questions: Sequence[Any], count: int) -> list[Any]:
@@ -158,14 +175,14 @@ def first_per_type(questions: Sequence[Any], count: int) -> list[Any]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from m3kit.benchmarks.m3exam.stream import conversation_stream
     from m3kit.metrics.retrieval import hit_at_k, recall_at_k
-    from m3kit.perception import MiniLMEmbedder
+    from m3kit.perception.embeddings import named_embedder
 
     data = load(args.data)
     wanted = set(args.types.split(",")) if args.types else None
     questions = first_per_type([q for q in data.questions if q.evidence
                                 and (wanted is None or q.question_type in wanted)],
                                args.first_per_type)
-    embedder = MemoEmbedder(MiniLMEmbedder())
+    embedder = MemoEmbedder(named_embedder(args.embedder))
     embedder.embed(["warm up"])  # model loading is not index building
     reader = None
     if not args.no_ocr:
@@ -212,7 +229,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     stages = {n: m.rerank_stage for n, m in memories.items()
               if getattr(m, "rerank_stage", None) is not None}
     result: dict[str, Any] = {
-        "data": args.data.name, "questions": len(rows), "conversations": len(by_key),
+        "data": args.data.name, "embedder": embedder.name, "questions": len(rows),
+        "conversations": len(by_key),
         "types": sorted({r["type"] for r in rows}), "systems": list(memories),
         "build_seconds": dict(build),
         "retrieve_ms_per_question": {n: 1000 * s / max(len(rows), 1)
@@ -289,8 +307,9 @@ def markdown(result: dict[str, Any], summary: dict[str, dict[str, Any]]) -> str:
         (f"# Memory retrieval: {result['data']} ({result['questions']} questions with "
          f"supporting facts, {result['conversations']} conversation(s))"),
         "",
-        ("Generated by `python perf/memory_recall.py` (offline: MiniLM, SQLite FTS5, RapidOCR; "
-         "k = 15, each question at its own time)."),
+        (f"Generated by `python perf/memory_recall.py` (offline: {result['embedder']}, SQLite "
+         "FTS5, RapidOCR; k = 15, each question at its own time; a ranking read as rounds, a "
+         "summary taking no slot)."),
         "",
         ("| system | recall@5 | recall@10 | recall@15 | hit@15 | index build (s) | "
          "retrieve (ms / q) |"),
@@ -340,6 +359,8 @@ def main() -> None:
                         help="candidates a reranker reorders (the memories' default: 30)")
     parser.add_argument("--first-per-type", type=int, default=0,
                         help="only the first N questions of each type (default: all)")
+    parser.add_argument("--embedder", default="e5-small",
+                        help="the memories' embedder: e5-small (their default) or minilm")
     parser.add_argument("--per-type", type=int, default=0,
                         help="also answer N questions of each type with m3kit/builtin")
     args = parser.parse_args()

@@ -32,6 +32,8 @@ from m3kit.memory.proctor import (
     evidence_bias,
     fused_evidence,
     grounded,
+    index_text,
+    is_page,
     lexical_bias,
     modality_share,
     parse_bias,
@@ -196,7 +198,9 @@ def built(clinic, reader) -> tuple[list[MemoryItem], list[SkippedRecord]]:
 
 def test_chunks_carry_surrogates_tags_and_raw_refs(built, clinic) -> None:
     chunks, skipped = built
-    assert [c.id for c in chunks] == ["D1:1", "D1:2", "session:D1", "D2:1", "D2:2", "session:D2"]
+    page_id = "D2:2/protocol.pdf#page=1"
+    assert [c.id for c in chunks] == ["D1:1", "D1:2", "session:D1", "D2:1", "D2:2", page_id,
+                                      "session:D2"]
     by_id = {c.id: c for c in chunks}
     first = by_id["D1:1"]
     assert chunk_tags(first) == {"image"}
@@ -213,8 +217,10 @@ def test_chunks_carry_surrogates_tags_and_raw_refs(built, clinic) -> None:
     assert "[img_2 (chart, image)] Values:" in chart.text and "165" in chart.text
     pdf = by_id["D2:2"]
     assert chunk_tags(pdf) == {"document"}
-    assert "Digest: Dosage table: amoxicillin 12.5 mg per kg twice daily." in pdf.text
-    (modality, ref, name), = chunk_raw(pdf)
+    assert ("[protocol.pdf (document), 1 page(s), each a chunk of its own] Digest: Dosage "
+            "table: amoxicillin 12.5 mg per kg twice daily.") in pdf.text
+    assert chunk_raw(pdf) == []  # the page's raw source is its own chunk's
+    (modality, ref, name), = chunk_raw(by_id[page_id])
     assert (modality, name) == ("document", "protocol.pdf#page=1")
     assert isinstance(ref, PdfPageRef) and ref.page == 0
     # What the visuals say, without the round's words: the caption, the chart's OCR values.
@@ -228,6 +234,32 @@ def test_chunks_carry_surrogates_tags_and_raw_refs(built, clinic) -> None:
         "D2:2: I attached our dosing protocol. [files: protocol.pdf#page=1]"
     )
     assert chunk_tags(by_id["D2:1"]) == set()
+    # The page is a chunk of its own (counted as its round); the round names it by its digest
+    # and keeps it as a raw source; the page's text layer is in the page chunk only.
+    page = by_id[page_id]
+    assert is_page(page) and page.metadata["round_id"] == "D2:2"
+    assert chunk_tags(page) == {"document"}
+    assert "Page text: " in page.text and "Page text: " not in pdf.text
+    assert page.text.startswith("[protocol.pdf#page=1 (document) of D2:2]")
+    assert index_text(page).startswith("protocol.pdf#page=1 ") and index_text(pdf) == pdf.text
+
+
+def test_a_long_page_is_shown_within_its_budget_and_indexed_whole(clinic, reader) -> None:
+    """``page_words`` bounds what the prompt shows of a page, not what the index reads;
+    ``pdf_pages="in_round"`` is the chunking before: the page's text inside its round."""
+    chunks, _ = build_chunks("vet", conversation_events(clinic), reader=reader, page_words=3)
+    page = next(c for c in chunks if is_page(c))
+    shown = page.text.split("Page text: ", 1)[1]
+    assert len(shown.split()) == 4 and shown.endswith(" …")  # 3 words and the cut mark
+    assert page.metadata["page_words"] > 3
+    whole = index_text(page).split("Page text: ", 1)[1]
+    assert len(whole.split()) == page.metadata["page_words"]
+    in_round, _ = build_chunks("vet", conversation_events(clinic), reader=reader,
+                               pdf_pages="in_round")
+    assert not any(is_page(c) for c in in_round)
+    assert f"Page text: {whole}" in next(c for c in in_round if c.id == "D2:2").text
+    with pytest.raises(ValueError, match="page_words must be positive"):
+        build_chunks("vet", [], page_words=0)
 
 
 # -- answering -------------------------------------------------------------------------------------
@@ -308,14 +340,19 @@ def test_image_question_escalates_to_the_raw_photo(proctor) -> None:
     assert "img_1:" in "\n".join(p.text for p in stage2.content if p.type == "text")
 
 
-def test_document_question_sends_the_rendered_page(proctor) -> None:
+def test_document_question_sends_the_rendered_page(clinic, embedder, reader) -> None:
+    """The page is a chunk of its own: kept (four slots, one of which the session summary
+    and one another session's chunk take), its rendered page is what Stage 2 sends."""
+    proctor = ProctorMemory(embedder=embedder, reader=reader, top_k=4,
+                            retrieval=RetrievalConfig(index="numpy"))
+    asyncio.run(proctor.ingest("vet", conversation_events(clinic)))
     model, calls = _json_bias_model('{"image": 0, "document": 1, "chart": 0}',
                                     reply="I cannot tell")
     question = "What amoxicillin dose does page 1 of the protocol PDF give?"
     answer = asyncio.run(proctor.answer("vet", question, model, query=question))
     meta = answer.metadata
     assert meta["confidence"] == 0.0 and meta["escalated_modalities"] == ["document"]
-    assert "D2:2" in answer.usage.retrieved_ids
+    assert "D2:2/protocol.pdf#page=1" in answer.usage.retrieved_ids
     images = [p for p in calls[-1][0].content if p.type == "image"]
     assert len(images) == answer.usage.images_sent == 1
     assert images[0].image.startswith("data:image/png;base64,")
@@ -421,7 +458,7 @@ def test_forget_drops_chunks_index_and_skips(clinic, embedder, reader) -> None:
     with pytest.raises(KeyError):
         memory.index("vet")
     asyncio.run(memory.ingest("vet", conversation_events(clinic)))
-    assert len(memory.index("vet")) == 6 and len(memory.skipped("vet")) == 1
+    assert len(memory.index("vet")) == 7 and len(memory.skipped("vet")) == 1
 
 
 def test_offline_builtin_falls_back_to_the_lexical_detector(proctor) -> None:

@@ -117,7 +117,7 @@ class EgoRagMemory(PersistentMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         k: int = 5,
         hours: int = 3,
         days: int = 2,
@@ -349,7 +349,7 @@ class EgoRagMemory(PersistentMemory):
             return []
         engine = self._engines[key]
         lexical = engine.mode == "lexical"
-        vector = None if lexical else self.embed([query.text])[0]
+        vector = None if lexical else self.embed([query.text], queries=True)[0]
         transient = [TransientItem(i.id, i.text, None if lexical else self._rebuilt_vector(key, i))
                      for i in levels if i.metadata.get("rebuilt")]
 

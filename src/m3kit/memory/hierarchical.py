@@ -65,7 +65,7 @@ class HierarchicalMemory(IndexedMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         sessions: int = 3,
         k: int = 8,
         send_images: bool = False,

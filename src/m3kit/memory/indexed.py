@@ -1,10 +1,11 @@
 """``IndexedMemory``: the base of the memories that retrieve by text.
 
 What ``rag``, ``hierarchical`` and ``proctor`` share: a text embedder (all-MiniLM-L6-v2 unless
-one is given, loaded on first use), a vector engine, one hybrid index per memory key
-(``hybrid``: BM25 and dense vectors, fused), built once from (id, text) pairs and searched with
-the visible ids as a filter inside each engine, and an OCR reader for the surrogates of frames
-and images (``OcrSurrogates``).
+one is given, loaded on first use; the M3Exam and LoCoMo tasks give ``rag`` and ``proctor``
+multilingual-e5-small, ``benchmarks.m3exam.task``), a vector engine, one hybrid index per
+memory key (``hybrid``: BM25 and dense vectors, fused), built once from (id, text) pairs and
+searched with the visible ids as a filter inside each engine, and an OCR reader for the
+surrogates of frames and images (``OcrSurrogates``).
 
 Each item is indexed under its own text and, by default, under its views (``views``: its
 passages, and its turn window when it is a short turn), each a ranking of its own in the fusion.
@@ -62,7 +63,7 @@ class IndexedMemory(OcrSurrogates, VectorMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         reader: TextReader | None = None,
         retrieval: RetrievalConfig | None = None,
     ) -> None:
@@ -86,7 +87,8 @@ class IndexedMemory(OcrSurrogates, VectorMemory):
         views = self.retrieval.views
         index = HybridIndex(self.embedder(), self.empty_vectors(), mode=self.retrieval.mode,
                             view_vectors=self.empty_vectors if views else None,
-                            min_cosine=self.retrieval.min_cosine)
+                            min_cosine=self.retrieval.min_cosine,
+                            fusion=self.retrieval.fusion, feedback=self.retrieval.feedback)
         index.add(ids, texts, windows if views else None)
         return index
 

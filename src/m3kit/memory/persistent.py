@@ -44,6 +44,7 @@ from m3kit.memory.store import (
     unsaved_record,
 )
 from m3kit.memory.vectors import VectorMemory
+from m3kit.perception.base import embed_queries
 from m3kit.perception.pipeline import (
     Executor,
     FrameInput,
@@ -122,7 +123,7 @@ class PersistentMemory(VectorMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         store: str | Path | IndexStore | None | Literal[False] = None,
         executor: Executor = "inprocess",
         workers: int = 2,
@@ -190,12 +191,16 @@ class PersistentMemory(VectorMemory):
             lexical = LexicalIndex()
             lexical.add(ids, [text_of.get(i, "") for i in ids])
         return HybridIndex(self.embedder(), vectors, mode=self.retrieval.mode, lexical=lexical,
-                           min_cosine=self.retrieval.min_cosine, ties=ties)
+                           min_cosine=self.retrieval.min_cosine, ties=ties,
+                           fusion=self.retrieval.fusion, feedback=self.retrieval.feedback)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Rows for ``texts`` (zero rows for none). Runs the embedder: call from a thread."""
+    def embed(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:
+        """Rows for ``texts`` (zero rows for none): stored texts, or search ``queries``
+        (``perception.base.embed_queries``). Runs the embedder: call from a thread."""
         if not texts:
             return np.zeros((0, self.embedder().dim), dtype=np.float32)
+        if queries:
+            return embed_queries(self.embedder(), list(texts))
         return np.asarray(self.embedder().embed(list(texts)), dtype=np.float32)
 
     def perceive(self, jobs: Sequence[PerceptionJob]) -> list[JobResult]:

@@ -37,7 +37,7 @@ class RagMemory(IndexedMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         k: int = 8,
         send_images: bool = False,
         ocr: bool = True,

@@ -1,8 +1,8 @@
 """``VectorMemory``: the base of the memories that search texts by embedding and BM25.
 
 What ``IndexedMemory`` (indexes built in the process) and ``PersistentMemory`` (indexes
-stored on disk) share: a text embedder (all-MiniLM-L6-v2 unless one is given, loaded on first
-use), the search (``retrieval``: a ``RetrievalConfig``, by default the class's
+stored on disk) share: a text embedder (all-MiniLM-L6-v2 unless one is given, by object or by
+name, loaded on first use), the search (``retrieval``: a ``RetrievalConfig``, by default the class's
 ``default_retrieval``) with the vector engine new indexes are made with, its expander and its
 rerank stage built from their names, and query rewriting. Each keeps only what differs: what
 is built, and whether it is stored.
@@ -35,9 +35,15 @@ class VectorMemory(Memory):
 
     default_retrieval: ClassVar[RetrievalConfig] = DEFAULT_RETRIEVAL
 
-    def __init__(self, *, embedder: TextEmbedder | None,
+    def __init__(self, *, embedder: TextEmbedder | str | None,
                  retrieval: RetrievalConfig | None) -> None:
         super().__init__()
+        if isinstance(embedder, str):  # a name (``memory_config`` is YAML): built lazily
+            from m3kit.perception.embeddings import EMBEDDERS
+
+            if embedder not in EMBEDDERS:
+                raise ValueError(f"unknown embedder {embedder!r}; known: "
+                                 f"{', '.join(EMBEDDERS)}")
         self._embedder = embedder
         self.retrieval = retrieval or self.default_retrieval
         expander, reranker = self.retrieval.expander, self.retrieval.reranker
@@ -49,11 +55,12 @@ class VectorMemory(Memory):
                              if reranker else None)
 
     def embedder(self) -> TextEmbedder:
-        """The text embedder (all-MiniLM-L6-v2 unless one was given); loads on first use."""
-        if self._embedder is None:
-            from m3kit.perception.embeddings import MiniLMEmbedder
+        """The text embedder (all-MiniLM-L6-v2 unless one was given, by object or by name:
+        ``perception.embeddings.EMBEDDERS``); loads on first use."""
+        if self._embedder is None or isinstance(self._embedder, str):
+            from m3kit.perception.embeddings import DEFAULT_EMBEDDER, named_embedder
 
-            self._embedder = MiniLMEmbedder()
+            self._embedder = named_embedder(self._embedder or DEFAULT_EMBEDDER)
         return self._embedder
 
     def empty_vectors(self) -> VectorIndex:

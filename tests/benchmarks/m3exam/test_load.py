@@ -12,6 +12,7 @@ from m3kit.benchmarks.m3exam.load import (
     M3ExamData,
     load_m3exam,
     parse_evidence,
+    retrieved_rounds,
     split_supporting_facts,
 )
 from m3kit.errors import M3kitError
@@ -177,22 +178,35 @@ def test_folder_of_personas_with_faults_reports_and_goes_on(tmp_path: Path) -> N
     assert "img_2.jpg" in str(missing.to_error())
 
 
-def test_a_followup_to_a_pdf_session_round_is_dropped_with_its_reason(tmp_path: Path) -> None:
-    """The release links some follow-ups to ``P<n>:<m>``, rounds of PDF sessions that
-    sessions.json never numbers: the link is dropped (the round kept) and the skip says so."""
+def test_followups_to_pdf_session_rounds_resolve_by_the_release_rule(tmp_path: Path) -> None:
+    """The release links some follow-ups to ``P<n>:<m>``: utterance m (user, assistant, ... from
+    1) of the n-th session that carries a PDF, i.e. round (m + 1) / 2 for an odd m. Here the
+    persona's first PDF session is D1 (D0 before it has none): ``P1:3`` is D1:2, kept;
+    ``P1:2`` (an assistant turn), ``P2:1`` (no second PDF session) and ``P1:13`` (D1:7, not
+    earlier) do not resolve and are dropped by name, each round kept."""
     folder = _make_persona(tmp_path, "Noa_Links", with_faults=False)
     sessions = json.loads((folder / "sessions.json").read_text(encoding="utf-8"))
-    sessions[0]["dialogues"].append({"round": "D1:3", "user": "About that page again?",
-                                     "assistant": "Yes.", "is_followup": True,
-                                     "followup_of": "P1:2"})
+    plain = {"round": "D0:1", "user": "Hello.", "assistant": "Hi."}
+    sessions.insert(0, {"session_id": "D0", "date": "2024-01-01", "dialogues": [plain]})
+    sessions[1]["dialogues"] += [
+        {"round": f"D1:{n}", "user": "About that page again?", "assistant": "Yes.",
+         "is_followup": True, "followup_of": link}
+        for n, link in ((3, "P1:3"), (4, "P1:2"), (5, "P2:1"), (6, "P1:13"))]
     (folder / "sessions.json").write_text(json.dumps(sessions), encoding="utf-8")
     data = load_m3exam(folder)
-    rnd = data.conversations["Noa_Links"].round("D1:3")
-    assert rnd.followup_of is None and rnd.is_followup
-    (skip,) = [s for s in data.skipped if s.field == "followup_of"]
-    assert skip.record == "D1:3"
-    assert skip.reason == ("follow-up link to 'P1:2' dropped: names a PDF-session round "
-                           "(P<n>:<m>), which sessions.json does not number")
+    conversation = data.conversations["Noa_Links"]
+    assert conversation.round("D1:3").followup_of == "D1:2"
+    for rid in ("D1:4", "D1:5", "D1:6"):
+        rnd = conversation.round(rid)
+        assert rnd.followup_of is None and rnd.is_followup
+    reasons = {s.record: s.reason for s in data.skipped if s.field == "followup_of"}
+    assert reasons == {
+        "D1:4": "follow-up link to 'P1:2' dropped: utterance 2 is an assistant turn, not a "
+                "round's start",
+        "D1:5": "follow-up link to 'P2:1' dropped: the persona has 1 PDF session(s), not 2",
+        "D1:6": "follow-up link to 'P1:13' dropped: read as D1:7, which is not an earlier "
+                "round",
+    }
 
 
 def test_unusable_folder_raises_typed_error(tmp_path: Path) -> None:
@@ -237,3 +251,15 @@ def test_unusable_question_json_is_a_typed_error(
     with pytest.raises(M3kitError, match=reason) as info:
         load_m3exam(folder)
     assert "\n" not in str(info.value)
+
+
+def test_a_ranking_is_read_as_rounds_and_summaries_take_no_slot() -> None:
+    """An attachment is its round; M3Proctor's session summaries and hierarchical's round
+    summaries are no round: recall@k is over the first k distinct rounds."""
+    from m3kit.metrics.retrieval import recall_at_k
+
+    ranked = ["session:D1", "D1:2/img_1", "round-summary:D1:2", "D1:2", "D3:4/doc.pdf#page=2",
+              "D5:1"]
+    assert retrieved_rounds(ranked) == ["D1:2", "D1:2", "D3:4", "D5:1"]
+    # the summary ahead of them no longer pushes D5:1 out of the top 3
+    assert recall_at_k(retrieved_rounds(ranked), ["D1:2", "D3:4", "D5:1"], 3) == 1.0

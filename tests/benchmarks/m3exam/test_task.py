@@ -416,3 +416,29 @@ def test_locomo_types_take_category_numbers() -> None:
     for value in (3, "3", "1,2", [1, "2"]):
         check_args("locomo", locomo, {"types": value}, {})
     assert _types(3, LOCOMO_TYPES) == {"3"} and _types([1, "2"], LOCOMO_TYPES) == {"1", "2"}
+
+
+def test_rag_and_proctor_get_the_conversation_embedder_unless_one_is_named(
+        persona: Path, tmp_path: Path) -> None:
+    """The M3Exam and LoCoMo tasks give ``rag`` and ``proctor`` (and memories built on them)
+    e5-small when ``memory_config`` names no embedder; the run's card records it. Every other
+    memory, and a named embedder, are left as given."""
+    from m3kit.benchmarks.m3exam.task import CONVERSATION_EMBEDDER, with_conversation_embedder
+
+    assert CONVERSATION_EMBEDDER == "e5-small"
+    for name in ("rag", "rag-mm", "proctor"):
+        assert with_conversation_embedder(name, {"k": 3}) == {"embedder": "e5-small", "k": 3}
+    assert with_conversation_embedder("rag", {"embedder": "minilm"}) == {"embedder": "minilm"}
+    assert with_conversation_embedder("context", None) is None
+    assert with_conversation_embedder("hierarchical", None) is None  # not validated with e5
+    assert with_conversation_embedder("mem0", {"llm": {}}) == {"llm": {}}  # its own embedder
+    assert with_conversation_embedder("no-such-memory", None) is None
+    log = run_benchmark_task("m3exam", "m3kit/builtin", memory="rag", model_args=NO_OCR,
+                             task_args={"data": str(persona), "types": "fj",
+                                        "memory_config": {"ocr": False}},
+                             log_dir=tmp_path / "logs")
+    assert log.status == "success", log.error
+    record = read_record(log.samples[0].metadata)
+    assert record.failure is None and record.memory == "rag"
+    card = json.dumps(log.eval.metadata)
+    assert '"embedder": "e5-small"' in card

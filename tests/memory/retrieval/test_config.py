@@ -17,6 +17,8 @@ from m3kit.memory.retrieval.config import (
     RetrievalConfig,
     settings_record,
 )
+from m3kit.memory.retrieval.fusion import FusionSettings
+from m3kit.perception.embeddings import E5SmallEmbedder
 
 
 def test_record_is_what_config_always_showed() -> None:
@@ -114,3 +116,27 @@ def test_a_preset_applies_over_the_memory_s_own_default() -> None:
     assert make_memory("rag", retrieval="default").config() == make_memory("rag").config()
     assert make_memory("rag", retrieval="bm25").config() == \
         make_memory("rag", retrieval={"mode": "lexical", "rewriting": False}).config()
+
+
+def test_fusion_and_feedback_show_only_when_set_and_reach_the_index() -> None:
+    record = RetrievalConfig(fusion={"method": "score", "weights": {"bm25": 2.0}},
+                             feedback=True).model_dump(by_alias=True)
+    assert record["fusion"] == {"method": "score", "weights": {"bm25": 2.0}}
+    assert record["feedback"] is True
+    assert "fusion" not in DEFAULT_RETRIEVAL.model_dump(by_alias=True)
+    memory = make_memory("rag", fusion={"weights": {"window_bm25": 0.5}}, feedback=True)
+    assert isinstance(memory, RagMemory)
+    assert memory.retrieval.fusion == FusionSettings(weights={"window_bm25": 0.5})
+    assert memory.config()["feedback"] is True
+    with pytest.raises(ValueError, match="unknown rankings"):
+        make_memory("rag", fusion={"weights": {"splade": 1.0}})
+
+
+def test_the_embedder_is_a_setting_by_name() -> None:
+    configs = {name: memory.config() for name, memory in (
+        ("rag", make_memory("rag")), ("rag/e5", make_memory("rag", embedder="e5-small")))
+        if memory is not None}
+    assert configs["rag"]["embedder"] == "all-MiniLM-L6-v2"  # every memory's default
+    assert configs["rag/e5"]["embedder"] == E5SmallEmbedder.name
+    with pytest.raises(ValueError, match="unknown embedder 'bge'; known: minilm, e5-small"):
+        make_memory("rag", embedder="bge")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
+from m3kit.memory.retrieval.fusion import (
+    FEEDBACK_WEIGHT,
+    RRF_C,
+    FusionSettings,
+    min_max,
+    reciprocal_rank_fusion,
+    score_fusion,
+)
 
 
 def test_two_lists_by_hand() -> None:
@@ -53,3 +60,51 @@ def test_bad_arguments() -> None:
         reciprocal_rank_fusion([["a"]], weights=[1, 1])
     with pytest.raises(ValueError, match="negative"):
         reciprocal_rank_fusion([["a"]], weights=[-1])
+
+
+def test_score_fusion_by_hand() -> None:
+    """BM25 a 9, b 5, c 1 -> min-max a 1, b 0.5, c 0; cosine b 0.8, d 0.6, a 0.4 -> b 1,
+    d 0.5, a 0. Weights 2 (BM25) and 1: a 2/3, b (2 * 0.5 + 1)/3 = 2/3 (a tie: a was met
+    first), d 0.5/3, c 0."""
+    fused = score_fusion([[("a", 9.0), ("b", 5.0), ("c", 1.0)],
+                          [("b", 0.8), ("d", 0.6), ("a", 0.4)]], weights=[2.0, 1.0])
+    assert [i for i, _ in fused] == ["a", "b", "d", "c"]
+    expected = {"a": 2 / 3, "b": 2 / 3, "d": 0.5 / 3, "c": 0.0}
+    for item, score in fused:
+        assert score == pytest.approx(expected[item], rel=1e-12)
+
+
+def test_score_fusion_reads_the_gaps_that_reciprocal_ranks_drop() -> None:
+    """BM25 z 8, y 7, x 6 -> z 1, y 0.5, x 0; cosine x 1.0, y 0.8, z 0.1 -> x 1, y 7/9, z 0.
+    CombSUM: y (0.5 + 7/9) / 2 = 23/36 first, z and x 1/2. RRF: z and x 1/61 + 1/63 each,
+    above y's 2/62: the item close to both lists' firsts wins only when scores are read."""
+    lexical = [("z", 8.0), ("y", 7.0), ("x", 6.0)]
+    dense = [("x", 1.0), ("y", 0.8), ("z", 0.1)]
+    fused = score_fusion([lexical, dense])
+    assert fused[0] == ("y", pytest.approx(23 / 36))
+    assert [i for i, _ in fused] == ["y", "z", "x"]
+    assert [i for i, _ in reciprocal_rank_fusion([[i for i, _ in lexical],
+                                                  [i for i, _ in dense]])] == ["z", "x", "y"]
+
+
+def test_min_max_edges() -> None:
+    assert min_max([]) == {}
+    assert min_max([("a", 3.0), ("b", 3.0)]) == {"a": 1.0, "b": 1.0}
+    assert min_max([("a", 1.0), ("a", 3.0), ("b", 2.0)]) == {"a": 1.0, "b": 0.0}
+
+
+def test_fusion_settings_weigh_rankings_by_name() -> None:
+    settings = FusionSettings(weights={"bm25": 2.0})
+    assert settings.weight("bm25") == 2.0
+    assert settings.weight("dense") == 1.0
+    assert settings.weight("feedback") == FEEDBACK_WEIGHT
+    # RRF with BM25 at weight 2: a = 2/61, b = 2/62 + 1/61, c = 1/62 (over 3/61)
+    fused = settings.fuse([[("a", 9.0), ("b", 5.0)], [("b", 0.9), ("c", 0.8)]], [2.0, 1.0])
+    assert [i for i, _ in fused] == ["b", "a", "c"]
+    assert fused[1][1] == pytest.approx((2 / 61) / (3 / 61))
+    assert FusionSettings(method="score").fuse([[("a", 2.0), ("b", 1.0)]], [1.0]) == [
+        ("a", 1.0), ("b", 0.0)]
+    with pytest.raises(ValueError, match="unknown rankings"):
+        FusionSettings(weights={"colbert": 1.0})
+    with pytest.raises(ValueError, match="negative"):
+        FusionSettings(weights={"bm25": -1.0})

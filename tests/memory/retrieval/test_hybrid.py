@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from m3kit.memory import MemoryEvent, RagMemory
+from m3kit.memory.retrieval.fusion import FusionSettings
 from m3kit.memory.retrieval.hybrid import HybridIndex, TransientItem
 from m3kit.memory.retrieval.index import make_index
 from m3kit.memory.retrieval.lexical import LexicalIndex
@@ -130,3 +131,53 @@ def test_transient_items_join_one_search_ranked_by_id_on_ties(embedder) -> None:
     assert engine.search("red fox", 3, allow=["b", "c"], vector=QUERY_VECTOR,
                          transient=[rebuilt])[0][0] != "a"  # the filter holds for it too
     assert lexical.search("red fox", 5) == before and len(lexical) == len(vectors) == 2
+
+
+def test_feedback_ranking_joins_the_fusion_and_never_reads_the_future(embedder) -> None:
+    """The feedback ranking is BM25 of the question plus RM3's words from the top *visible*
+    hits: a future item that holds the question's words gives none of its words, and is not
+    returned."""
+    index = HybridIndex(embedder, make_index("faiss", dim=embedder.dim), feedback=True)
+    index.add(list(TEXTS), list(TEXTS.values()))
+    past = [i for i in TEXTS if i != "future"]
+    names = [name for name, _ in index.rankings(QUESTION, 10, set(past))]
+    assert names == ["dense", "bm25", "feedback"]
+    assert "enrofloxacin" not in index.lexical.feedback_terms(QUESTION, allow=set(past))
+    assert "enrofloxacin" in index.lexical.feedback_terms(QUESTION)
+    hits = index.search(QUESTION, 4, allow=past)
+    assert "future" not in {h for h, _ in hits} and len(hits) == 4
+
+
+def test_fusion_settings_reach_the_search(embedder) -> None:
+    """BM25 alone at weight 1 and the dense ranking at 0: the fused order is BM25's."""
+    index = HybridIndex(embedder, make_index("faiss", dim=embedder.dim),
+                        fusion=FusionSettings(weights={"dense": 0.0}))
+    index.add(list(TEXTS), list(TEXTS.values()))
+    lexical = [i for i, _ in index.lexical.search(QUESTION, 5)]
+    assert [i for i, _ in index.search(QUESTION, len(lexical))] == lexical
+    scored = HybridIndex(embedder, make_index("faiss", dim=embedder.dim),
+                         fusion=FusionSettings(method="score"))
+    scored.add(list(TEXTS), list(TEXTS.values()))
+    hits = scored.search(QUESTION, 5)
+    assert hits[0] == ("future", pytest.approx(1.0))  # first in both: 1 after min-max
+    assert all(0 <= s <= 1 for _, s in hits)
+
+
+def test_e5_with_views_and_feedback_keeps_the_causal_cut() -> None:
+    """The e5 embedder (queries and texts under their own prefixes), the views and the
+    feedback ranking: the planted future answer ranks first unfiltered and never filtered."""
+    from m3kit.perception.embeddings import E5SmallEmbedder
+
+    e5 = E5SmallEmbedder()
+
+    def vectors():
+        return make_index("numpy", dim=e5.dim)
+
+    index = HybridIndex(e5, vectors(), view_vectors=vectors, feedback=True)
+    index.add(list(TEXTS), list(TEXTS.values()))
+    assert index.search(QUESTION, 1)[0][0] == "future"
+    past = [i for i in TEXTS if i != "future"]
+    assert {name for name, _ in index.rankings(QUESTION, 10, set(past))} == {
+        "dense", "bm25", "window_dense", "window_bm25", "feedback"}
+    hits = index.search(QUESTION, 4, allow=past)
+    assert "future" not in {h for h, _ in hits} and len(hits) == 4

@@ -67,3 +67,28 @@ def test_ids_unique_and_remove(index) -> None:
     assert index.search("sneezes", 5) == []
     index.add(["a"], ["the cat sneezes again"])
     assert [h for h, _ in index.search("sneezes", 5)] == ["a"]
+
+
+def test_feedback_terms_by_hand() -> None:
+    """Two hits of equal BM25 (same length, one "cat" each) share the weight: each of their
+    other words has P(w | d) = 1/3 at half the score mass, 1/6; the query's word, the stop
+    word and the number are never terms; ties are alphabetical; a third document that does not
+    match adds nothing."""
+    index = LexicalIndex()
+    index.add(["a", "b", "c"], ["the cat allergy", "cat dog 42", "fish swim"])
+    scores = dict(index.search("cat", 5))
+    assert scores["a"] == pytest.approx(scores["b"])
+    assert index.feedback_terms("cat") == ["allergy", "dog"]
+    assert index.feedback_terms("cat", terms=1) == ["allergy"]
+    assert index.feedback_terms("cat", allow={"b"}) == ["dog"]
+    assert index.feedback_terms("zebra") == []
+
+
+def test_feedback_terms_weigh_the_better_hit() -> None:
+    """A word in the best hit outweighs a word in a weaker one: "mites" (a short document, two
+    query words) before "seeds" (a long document, one)."""
+    index = LexicalIndex()
+    index.add(["short", "long"], ["hamster mites hamster",
+                                  "hamster food with seeds and dried fruit on sale today"])
+    terms = index.feedback_terms("hamster")
+    assert terms.index("mites") < terms.index("seeds")

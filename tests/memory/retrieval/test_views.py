@@ -96,7 +96,8 @@ def test_maxp_finds_the_end_of_a_long_round(embedder) -> None:
     vector = embedder.embed([QUESTION])
     whole = [i for i, _ in plain.vectors.search(vector, 4)[0]]
     best_passage = with_views._best_passages(vector, 4, None)
-    assert best_passage[0] == "long"
+    assert best_passage[0][0] == "long"
+    assert best_passage[0][1] == max(score for _, score in best_passage)  # its passage's cosine
     assert whole[-1] == "long"  # the whole-round vector lost the fact
     assert len(with_views.passage_vectors) == len(passages(LONG_ROUND)) + 3
     # a filter applies to the passages: a hidden round's passages never surface

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -27,6 +28,7 @@ from m3kit.errors import M3kitError, MediaError, SchemaError, UnsafePathError
 from m3kit.paths import resolve_in_root
 from m3kit.schema import Attachment, Conversation, ImageRef, PdfPageRef, Question, Round, Session
 from m3kit.schema import SkippedRecord as Skipped
+from m3kit.schema.evallog import round_of
 
 __all__ = [
     "QUESTION_TYPES",
@@ -56,7 +58,7 @@ _QUESTIONS = "question.json"
 # colon) and "D30:05" (a leading zero); both name a real turn and are read as "D11:26", "D30:5".
 _ROUND_ID = re.compile(r"^D:?(\d+):(\d+)$")
 # A round of one of the release's PDF sessions, as follow-up links name it: "P<n>:<m>".
-_PDF_SESSION_ROUND = re.compile(r"^P\d+:\d+$")
+_PDF_SESSION_ROUND = re.compile(r"^P(\d+):(\d+)$")
 
 
 class M3ExamData(BaseModel):
@@ -110,6 +112,14 @@ def parse_evidence(raw: Any) -> tuple[list[str], list[str]]:
         if rid not in ids:
             ids.append(rid)
     return ids, malformed
+
+
+def retrieved_rounds(item_ids: Iterable[str]) -> list[str]:
+    """A memory's ranking read as the rounds recall is counted on: an attachment (an image, a
+    PDF page) is its round (``round_of``), an entry that is no round (a session summary, a
+    round summary) takes no slot. Repeats stay: ``metrics.retrieval`` counts a round once, at
+    its best rank (docs/benchmarks.md states the rule)."""
+    return [r for r in map(round_of, item_ids) if _ROUND_ID.match(r)]
 
 
 def evidence_session(question: Question) -> str | None:
@@ -370,6 +380,7 @@ def _load_sessions(folder: Path, persona: str, issues: list[Skipped]) -> list[Se
     sessions: list[Session] = []
     session_ids: set[str] = set()
     round_ids: set[str] = set()
+    pdf_sessions = _pdf_sessions(raw_sessions)
     for si, raw in enumerate(raw_sessions):
         sid = raw.get("session_id") if isinstance(raw, dict) else None
         problem = (
@@ -386,7 +397,8 @@ def _load_sessions(folder: Path, persona: str, issues: list[Skipped]) -> list[Se
         sid = str(sid)
         rounds: list[Round] = []
         for di, d in enumerate(raw["dialogues"]):
-            rnd = _load_round(folder, path, f"{sid} dialogue {di}", d, user, round_ids, issues)
+            rnd = _load_round(folder, path, f"{sid} dialogue {di}", d, user, round_ids, issues,
+                              pdf_sessions)
             if rnd is not None:
                 rounds.append(rnd)
                 round_ids.add(rnd.id)
@@ -410,6 +422,7 @@ def _load_round(
     user: str,
     earlier: set[str],
     issues: list[Skipped],
+    pdf_sessions: Sequence[str] = (),
 ) -> Round | None:
     turn = checked_turn(path, where, d, ("round", "user"), earlier, issues)
     if turn is None:
@@ -422,18 +435,16 @@ def _load_round(
     is_followup = bool(d.get("is_followup", False))
     followup_of = d.get("followup_of")
     followup_of = str(followup_of) if followup_of not in (None, "", False) else None
+    if followup_of is not None and _PDF_SESSION_ROUND.match(followup_of):
+        followup_of, why = _pdf_link(followup_of, pdf_sessions, earlier)
+        if why is not None:
+            issues.append(Skipped.at(path, rid, why, "followup_of"))
     if followup_of is not None and followup_of not in earlier:
         # The schema requires a follow-up to point back; a dangling link is dropped, the
-        # round is kept. Links of the form ``P<n>:<m>`` name rounds of the release's PDF
-        # sessions, yet no round of ``sessions.json`` carries such an id and the release does
-        # not say which session ``P<n>`` is (Alex_Veterinarian has no PDF session and no
-        # follow-up link to compare with): mapping them would be a guess, so they are dropped
-        # too, with that reason.
-        why = ("names a PDF-session round (P<n>:<m>), which sessions.json does not number"
-               if _PDF_SESSION_ROUND.match(followup_of) else "not an earlier round")
+        # round is kept.
         issues.append(
-            Skipped.at(path, rid, f"follow-up link to {followup_of!r} dropped: {why}",
-                       "followup_of")
+            Skipped.at(path, rid, f"follow-up link to {followup_of!r} dropped: not an earlier "
+                       "round", "followup_of")
         )  # fmt: skip
         followup_of = None
     if followup_of is not None:
@@ -448,6 +459,39 @@ def _load_round(
         is_followup=is_followup,
         followup_of=followup_of,
     )
+
+
+def _pdf_sessions(raw_sessions: Sequence[Any]) -> list[str]:
+    """The ids of the sessions that carry a PDF (a round with a ``pdf_file``), in file order:
+    the sessions ``P<n>`` numbers, first = 1."""
+    return [str(raw["session_id"]) for raw in raw_sessions
+            if isinstance(raw, dict) and isinstance(raw.get("dialogues"), list)
+            and raw.get("session_id") is not None
+            and any(isinstance(d, dict) and as_list(d.get("pdf_file")) for d in raw["dialogues"])]
+
+
+def _pdf_link(link: str, pdf_sessions: Sequence[str], earlier: set[str]
+              ) -> tuple[str | None, str | None]:
+    """A follow-up link ``P<n>:<m>`` read as round (m + 1) / 2 of the n-th PDF session (the
+    release numbers a PDF session's utterances, user then assistant, from 1: utterance m is the
+    user's turn of that round when m is odd). On the one released persona with such links,
+    every link read so points at the round just before its follow-up. (the round id, None),
+    or (None, why) when the rule does not resolve it to an earlier round."""
+    found = _PDF_SESSION_ROUND.match(link)
+    if found is None:
+        return None, f"follow-up link to {link!r} dropped: not of the form P<n>:<m>"
+    n, m = int(found.group(1)), int(found.group(2))
+    if not 1 <= n <= len(pdf_sessions):
+        return None, (f"follow-up link to {link!r} dropped: the persona has "
+                      f"{len(pdf_sessions)} PDF session(s), not {n}")
+    if m % 2 == 0:
+        return None, (f"follow-up link to {link!r} dropped: utterance {m} is an assistant "
+                      "turn, not a round's start")
+    target = f"{pdf_sessions[n - 1]}:{(m + 1) // 2}"
+    if target not in earlier:
+        return None, (f"follow-up link to {link!r} dropped: read as {target}, which is not an "
+                      "earlier round")
+    return target, None
 
 
 def _missing(path: Path, rid: str, field: str, what: str) -> Skipped:

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 
 from m3kit.benchmarks.figures import pyplot
 from m3kit.benchmarks.m3exam.item import M3ExamItem
-from m3kit.benchmarks.m3exam.load import QUESTION_TYPES
+from m3kit.benchmarks.m3exam.load import QUESTION_TYPES, retrieved_rounds
 from m3kit.benchmarks.m3exam.locomo import LOCOMO_CATEGORIES, LOCOMO_TYPES
 from m3kit.benchmarks.m3exam.score import (
     ItemScore,
@@ -50,7 +50,7 @@ from m3kit.benchmarks.m3exam.score import (
 from m3kit.benchmarks.protocol import BenchmarkReporting, ReportContext
 from m3kit.metrics.retrieval import hit_at_k, mean_defined, recall_at_k
 from m3kit.metrics.text_match import ItemKind, item_kind
-from m3kit.schema import LoggedSample, round_of
+from m3kit.schema import LoggedSample
 from m3kit.schema.evallog import BENCHMARK_KEY, BLIND_KEY, FJ_RULE_KEY, REGIME_KEY, LoggedRun
 from m3kit.schema.report import ReportSection, Table
 
@@ -169,7 +169,7 @@ def _item(sample: LoggedSample) -> ItemRow:
         index_seconds=usage.index_build_seconds,
         memory_key=sample.memory_key,
         seconds=sample.total_seconds,
-        retrieved=[round_of(i) for i in usage.retrieved_ids],
+        retrieved=retrieved_rounds(usage.retrieved_ids),
         evidence=list(question.evidence) if question is not None else [],
     )
 
@@ -398,8 +398,8 @@ def retrieval_table(
         rows=rows,
         decimals=3,
         caption=("Distinct rounds in the memory's ranking (an image or page counts as its "
-                 "round); recall: share of a question's supporting-fact rounds among the top "
-                 "k; hit: any of them is."),
+                 "round, a summary takes no slot); recall: share of a question's "
+                 "supporting-fact rounds among the top k; hit: any of them is."),
     )
 
 

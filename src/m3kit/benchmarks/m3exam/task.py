@@ -360,6 +360,36 @@ def oracle_posable(data: M3ExamData, questions: Sequence[Question]
     return posable, skipped
 
 
+CONVERSATION_EMBEDDER = "e5-small"
+"""The embedder these tasks give ``rag`` and ``proctor`` (and their variants) when
+``memory_config`` names none: on Alex_Veterinarian and LoCoMo each, it was chosen on one and
+beat MiniLM on the other (docs/benchmarks.md, "Retrieval that holds on unseen data"). Not every
+memory's default: on the video suites (the quickstart) it was not better."""
+
+
+def with_conversation_embedder(memory: str | Memory | None,
+                               memory_config: Mapping[str, Any] | None
+                               ) -> dict[str, Any] | None:
+    """``memory_config`` with ``embedder: CONVERSATION_EMBEDDER`` added when ``memory`` names
+    ``rag`` or ``proctor`` (or a memory built on either) and the config names no embedder;
+    else as given. An unknown name is left to the memory's own resolution to report."""
+    from m3kit.memory import RagMemory
+    from m3kit.memory.proctor import ProctorMemory
+    from m3kit.memory.registry import memory_factory
+
+    config = dict(memory_config) if memory_config else None
+    if not isinstance(memory, str) or (config and "embedder" in config):
+        return config
+    try:
+        factory = memory_factory(memory)
+    except ValueError:  # unknown, refused (MemoryPluginError) or ``none``
+        return config
+    body = factory.func if isinstance(factory, partial) else factory
+    if isinstance(body, type) and issubclass(body, RagMemory | ProctorMemory):
+        return {"embedder": CONVERSATION_EMBEDDER, **(config or {})}
+    return config
+
+
 def m3exam_task(
     data: M3ExamData,
     regime: Regime,
@@ -389,6 +419,7 @@ def m3exam_task(
         skipped = [s for s in skipped if (s.record, s.field) not in replaced] + unposable
     if regime.kind == "memory":
         assert regime.memory is not None
+        memory_config = with_conversation_embedder(regime.memory, memory_config)
         chosen = m3exam_memory_answer(data.conversations, regime.memory,
                                       memory_config=memory_config, cache=cache)
     else:

@@ -46,9 +46,9 @@ from m3kit.memory.indexed import IndexedMemory
 from m3kit.memory.proctor import bias as biases
 from m3kit.memory.proctor import cascade, surrogates
 from m3kit.memory.proctor.bias import Bias
-from m3kit.memory.proctor.surrogates import BIAS_MODALITIES, Captioner
+from m3kit.memory.proctor.surrogates import BIAS_MODALITIES, Captioner, PdfPages
 from m3kit.memory.prompt import PromptBuilder, ask_model
-from m3kit.schema.media import ImageRef, PdfPageRef
+from m3kit.schema.media import ImageRef, MediaRef, PdfPageRef
 from m3kit.schema.prediction import Usage
 
 if TYPE_CHECKING:
@@ -70,8 +70,10 @@ class ProctorMemory(IndexedMemory):
     ``bias`` is ``model`` (one call to the answering model, JSON expected, lexical fallback)
     or ``lexical`` (no call). ``max_images`` / ``max_pages`` cap the raw files of Stage 2 (the
     oracle regime's caps). ``ocr`` transcribes uncaptioned and chart images at build time;
-    ``captioner`` captions images shipped without a description. ``retrieval``: the first
-    stage's search (``IndexedMemory``).
+    ``captioner`` captions images shipped without a description. ``pdf_pages``: ``items`` (a
+    chunk per PDF page, shown within ``page_words`` words) or ``in_round`` (every page's text
+    in its round's chunk; ``surrogates``' module doc). ``retrieval``: the first stage's search
+    (``IndexedMemory``).
     """
 
     name = "proctor"
@@ -79,7 +81,7 @@ class ProctorMemory(IndexedMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         top_k: int = 15,
         over_fetch: int = 6,
         alphas: dict[str, float] | None = None,
@@ -92,6 +94,8 @@ class ProctorMemory(IndexedMemory):
         reader: TextReader | None = None,
         captioner: Captioner | None = None,
         page_dpi: int = 144,
+        pdf_pages: PdfPages = "items",
+        page_words: int = surrogates.PAGE_WORDS,
         retrieval: RetrievalConfig | None = None,
     ) -> None:
         super().__init__(embedder=embedder, reader=reader, retrieval=retrieval)
@@ -99,6 +103,10 @@ class ProctorMemory(IndexedMemory):
             raise ValueError("top_k must be positive and over_fetch at least 1")
         if bias not in ("model", "lexical"):
             raise ValueError(f"bias must be 'model' or 'lexical', got {bias!r}")
+        if pdf_pages not in ("items", "in_round"):
+            raise ValueError(f"pdf_pages must be 'items' or 'in_round', got {pdf_pages!r}")
+        if page_words < 1:
+            raise ValueError(f"page_words must be positive, got {page_words}")
         self.top_k = top_k
         self.over_fetch = over_fetch
         self.alphas = {**DEFAULT_ALPHAS, **(alphas or {})}
@@ -110,6 +118,8 @@ class ProctorMemory(IndexedMemory):
         self.ocr = ocr
         self.captioner = captioner
         self.page_dpi = page_dpi
+        self.pdf_pages = pdf_pages
+        self.page_words = page_words
         self._bias_cache: dict[tuple[str, str], tuple[Bias, Usage]] = {}
         self._known_bias: dict[str, Bias] = {}
 
@@ -125,6 +135,8 @@ class ProctorMemory(IndexedMemory):
             "fusion_weights": list(cascade.FUSION_WEIGHTS),
             "max_images": self.max_images,
             "max_pages": self.max_pages,
+            **({} if self.pdf_pages == "in_round" else
+               {"pdf_pages": self.pdf_pages, "page_words": self.page_words}),
             **self.search_config(),
             "ocr": self.ocr_config(),
             "captioner": getattr(self.captioner, "name", None) if self.captioner else None,
@@ -190,9 +202,11 @@ class ProctorMemory(IndexedMemory):
     def _prepare(self, key: str, events: list[MemoryEvent], reader: TextReader | None
                  ) -> tuple[list[MemoryItem], list[str], list[str]]:
         chunks, skipped = surrogates.build_chunks(key, events, reader=reader,
-                                                  captioner=self.captioner)
+                                                  captioner=self.captioner,
+                                                  pdf_pages=self.pdf_pages,
+                                                  page_words=self.page_words)
         self._skip(key, skipped)
-        return chunks, [c.id for c in chunks], [c.text for c in chunks]
+        return chunks, [c.id for c in chunks], [surrogates.index_text(c) for c in chunks]
 
     async def _answer(
         self, key: str, items: list[MemoryItem], request: AnswerRequest
@@ -263,8 +277,11 @@ class ProctorMemory(IndexedMemory):
             wanted.add("image")
         out: dict[str, list[tuple[str, ImageRef]]] = {}
         n_images = n_pages = 0
+        sent: set[MediaRef] = set()  # a page kept as its own chunk and in its round: once
         for chunk in kept:
             for modality, ref, name in surrogates.chunk_raw(chunk):
+                if ref in sent:
+                    continue
                 # A chart is an image too: an image-biased escalation may send it.
                 carries = {modality, "image"} if modality == "chart" else {modality}
                 if not carries & wanted:
@@ -273,6 +290,7 @@ class ProctorMemory(IndexedMemory):
                     if not image_available(ref.path):
                         continue  # reported at build; the surrogate already stood in
                     out.setdefault(chunk.id, []).append((name, ref))
+                    sent.add(ref)
                     n_images += 1
                 elif isinstance(ref, PdfPageRef) and n_pages < self.max_pages:
                     try:
@@ -280,6 +298,7 @@ class ProctorMemory(IndexedMemory):
                     except M3kitError:
                         continue
                     out.setdefault(chunk.id, []).append((name, image))
+                    sent.add(ref)
                     n_pages += 1
         return out
 

@@ -1,5 +1,5 @@
 """M3Proctor's index (paper §3.1): one text chunk per round, tagged with modalities, plus one
-summary chunk per session.
+summary chunk per session, and one chunk per PDF page.
 
 A round chunk is the round's text with a *text surrogate* for each file attached to it:
 
@@ -8,6 +8,16 @@ A round chunk is the round's text with a *text surrogate* for each file attached
 - a chart or table (an image whose caption names one, or whose OCR is number-rich): also a
   number-rich transcription, the OCR text of the pixels;
 - a PDF page: its text layer plus a one-sentence digest (the layer's first sentence).
+
+**PDF pages are chunks of their own** (``pdf_pages="items"``, the default): the round's chunk
+names each PDF once (its page count, the first page's description and digest), and each page
+is a chunk (``chunk`` = ``page``, id ``<round>/<page>``, counted as its round) indexed by its
+whole text layer and shown to the model as at most ``page_words`` words of it, its rendered
+image one escalation away: an escalation sends the pages kept, not every page of the PDF. With every
+page's text inside its round's chunk (``pdf_pages="in_round"``, m3kit's chunking before), a
+round that attaches a long PDF became one chunk of several thousand words, about the size of
+the whole conversation's text, retrieved for most questions: M3Proctor then cost more than the
+full context it is meant to save (docs/benchmarks.md, "M3Proctor on sessions with PDFs").
 
 Each chunk carries ``tags`` ⊆ {image, document, chart}, read from the surrogates (never from
 pixels at answer time), and ``raw``: the ``MediaRef``s of its raw sources, in order, each with
@@ -58,6 +68,11 @@ NUMBER_RICH = 6
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 DIGEST_WORDS = 30
 SUMMARY_WORDS = 25
+PAGE_WORDS = 200
+"""The budget of one page chunk in the prompt: about two M3Exam rounds (median 113 words).
+Set from the round lengths, not tuned on any measurement; the page's whole text layer is what
+the index reads, and its rendered image is what an escalation sends."""
+PdfPages = Literal["items", "in_round"]
 
 Captioner = Callable[[ImageRef], str]
 """A captioning backend: an image in, one caption out (a VLM, a hosted API...)."""
@@ -91,6 +106,8 @@ def build_chunks(
     reader: TextReader | None = None,
     captioner: Captioner | None = None,
     summaries: bool = True,
+    pdf_pages: PdfPages = "items",
+    page_words: int = PAGE_WORDS,
 ) -> tuple[list[MemoryItem], list[SkippedRecord]]:
     """The chunks of ``key`` in time order (each session's summary right after its last
     round), and the attachments skipped, each naming its file, its event and why: a file
@@ -99,9 +116,12 @@ def build_chunks(
     skip is also logged as a warning.
 
     ``reader`` (OCR) transcribes images that have no caption or whose caption names a chart;
-    ``captioner`` captions images that have no description. Runs models: call it from a worker
-    thread.
+    ``captioner`` captions images that have no description. ``pdf_pages``, ``page_words``:
+    PDF pages as chunks of their own, shown within a budget (the module doc). Runs models: call
+    it from a worker thread.
     """
+    if page_words < 1:
+        raise ValueError(f"page_words must be positive, got {page_words}")
     ordered = merge_events(events)
     rounds: dict[str, MemoryEvent] = {}
     attached: dict[str, list[MemoryEvent]] = {}
@@ -117,12 +137,13 @@ def build_chunks(
             loose.append(event)
     skipped: list[SkippedRecord] = []
     chunks: list[MemoryItem] = []
+    pages = page_words if pdf_pages == "items" else None
     for event in ordered:
         if event.kind == "round":
-            chunks.append(_round_chunk(key, event, attached[event.id], reader, captioner,
-                                       skipped))
+            chunks += _round_chunk(key, event, attached[event.id], reader, captioner, skipped,
+                                   pages)
         elif event in loose:
-            chunks.append(_round_chunk(key, event, [], reader, captioner, skipped))
+            chunks += _round_chunk(key, event, [], reader, captioner, skipped, pages)
     if summaries:
         chunks = _with_summaries(key, chunks)
     return chunks, skipped
@@ -148,6 +169,16 @@ def is_summary(item: MemoryItem) -> bool:
     return item.metadata.get("chunk") == "session_summary"
 
 
+def is_page(item: MemoryItem) -> bool:
+    """Whether ``item`` is a PDF page's own chunk."""
+    return item.metadata.get("chunk") == "page"
+
+
+def index_text(item: MemoryItem) -> str:
+    """What the index reads for a chunk: a page chunk's whole text layer, else its text."""
+    return str(item.metadata.get("index_text", item.text))
+
+
 # -- helpers ---------------------------------------------------------------------------------------
 
 
@@ -158,11 +189,16 @@ def _round_chunk(
     reader: TextReader | None,
     captioner: Captioner | None,
     skipped: list[SkippedRecord],
-) -> MemoryItem:
+    page_words: int | None,
+) -> list[MemoryItem]:
+    """The round's chunk, then (``page_words`` set) a chunk per PDF page it attached."""
     tags: set[str] = set()
     raw: list[tuple[str, MediaRef, str]] = []
     lines: list[str] = []
     visual: list[str] = []  # the surrogates of the round's images and charts
+    pages: list[MemoryItem] = []
+    files_named: list[str] = []
+    documents: dict[str, list[str]] = {}  # a PDF's pages kept as chunks, by file
     own = [event] if event.kind != "round" and event.media is not None else []
     for file in [*own, *files]:
         name = file.metadata.get("attachment_id") or file.id.rsplit("/", 1)[-1]
@@ -190,11 +226,23 @@ def _round_chunk(
         if surrogate and {"image", "chart"} & set(modalities):
             visual.append(surrogate)
         if file.media is not None and present:
+            files_named.append(name)
+        if (page_words is not None and isinstance(file.media, PdfPageRef) and present
+                and file is not event):
+            # The page is a chunk of its own, with its raw page: an escalation sends the pages
+            # that were kept, not every page of a long PDF. The round names its PDFs once.
+            pages.append(_page_chunk(key, event, file, name, surrogate, modalities, page_words))
+            documents.setdefault(name.split("#", 1)[0], []).append(surrogate)
+            continue
+        if file.media is not None and present:
             raw.append((modalities[0], file.media, name))
         if surrogate and file is not event:
             lines.append(f"[{name} ({', '.join(modalities)})] {surrogate}")
         elif surrogate:
             lines.append(surrogate)
+    for document, texts in documents.items():
+        lines.append(f"[{document} (document), {len(texts)} page(s), each a chunk of its "
+                     f"own] {_without_page_text(texts[0])}")
     # A round's text is its own; a loose event with a file has only the file's surrogate, one
     # without (a transcript, a note) is its text.
     text = event.text.strip() if event.kind == "round" or not own else ""
@@ -211,9 +259,48 @@ def _round_chunk(
         "raw": raw,
         "visual_text": "\n".join(visual),
         "round_id": event.metadata.get("round_id", event.id),
+        "files": files_named,
     }
-    return MemoryItem(id=event.id, key=key, event_id=event.id, modality="text", text=body,
-                      source=event.media, time=event.time, metadata=metadata)
+    return [MemoryItem(id=event.id, key=key, event_id=event.id, modality="text", text=body,
+                       source=event.media, time=event.time, metadata=metadata), *pages]
+
+
+_PAGE_TEXT = "Page text: "
+
+
+def _without_page_text(surrogate: str) -> str:
+    """A page's surrogate without its text layer (its description and digest)."""
+    return " ".join(line for line in surrogate.split("\n") if not line.startswith(_PAGE_TEXT))
+
+
+def _page_chunk(key: str, event: MemoryEvent, file: MemoryEvent, name: str, surrogate: str,
+                modalities: list[str], page_words: int) -> MemoryItem:
+    """A PDF page's own chunk: indexed by its whole surrogate, shown as its description, digest
+    and the first ``page_words`` words of its text layer."""
+    head = _without_page_text(surrogate)
+    layer = next((line[len(_PAGE_TEXT):] for line in surrogate.split("\n")
+                  if line.startswith(_PAGE_TEXT)), "")
+    words = layer.split()
+    shown = " ".join(words[:page_words]) + (" …" if len(words) > page_words else "")
+    round_id = event.metadata.get("round_id", event.id)
+    text = "\n".join(part for part in (f"[{name} ({', '.join(modalities)}) of {round_id}] "
+                                        f"{head}", f"{_PAGE_TEXT}{shown}" if shown else "")
+                     if part)
+    assert file.media is not None  # a page chunk is made for a page that is present
+    metadata: dict[str, Any] = {
+        **event.metadata,
+        "chunk": "page",
+        "tags": sorted(modalities),
+        "raw": [(modalities[0], file.media, name)],
+        "visual_text": "",
+        "round_id": round_id,
+        "attachment_id": name,
+        "index_text": f"{name} {surrogate}",
+        "page_words": len(words),
+    }
+    return MemoryItem(id=file.id, key=key, event_id=file.id, modality="text", text=text,
+                      source=file.media, time=file.time if file.time is not None else event.time,
+                      metadata=metadata)
 
 
 def _surrogate(
@@ -257,7 +344,7 @@ def _with_summaries(key: str, chunks: list[MemoryItem]) -> list[MemoryItem]:
     by_session: dict[str, list[MemoryItem]] = {}
     for chunk in chunks:
         session = chunk.metadata.get("session_id")
-        if session is not None:
+        if session is not None and not is_page(chunk):
             by_session.setdefault(session, []).append(chunk)
     out: list[MemoryItem] = []
     for n, chunk in enumerate(chunks):
@@ -277,7 +364,7 @@ def session_summary(key: str, session: str, rounds: Sequence[MemoryItem]) -> Mem
     for chunk in rounds:
         user = chunk.text.split("\n", 1)[0]
         user = user.split(": ", 1)[1] if ": " in user else user
-        names = [name for _, _, name in chunk_raw(chunk)]
+        names = chunk.metadata.get("files", [name for _, _, name in chunk_raw(chunk)])
         files = f" [files: {', '.join(names)}]" if names else ""
         lines.append(f"{chunk.id}: {first_sentence(user, SUMMARY_WORDS)}{files}")
     last = rounds[-1]

@@ -32,6 +32,7 @@ from pydantic import (
     model_validator,
 )
 
+from m3kit.memory.retrieval.fusion import FusionSettings
 from m3kit.memory.retrieval.index import IndexFactory
 from m3kit.memory.retrieval.query import QueryExpander
 from m3kit.memory.retrieval.rerank import Reranker
@@ -63,6 +64,10 @@ class RetrievalConfig(BaseModel):
     rankings of a fusion: under ``dense`` or ``lexical`` they are off. ``min_cosine``: a dense
     hit below this cosine is no hit, in every mode that ranks by the embedding (Video-RAG's
     released ``rag_threshold``); ``None``: no gate, and the record shows no such key.
+    ``fusion``: how a hybrid search fuses its rankings (``fusion.FusionSettings``: method and
+    per-ranking weights); ``feedback``: a hybrid search also ranks the question expanded by
+    pseudo-relevance feedback (RM3 over BM25). Both show in the record only when not at their
+    defaults.
 
     ``model_dump(by_alias=True)`` is the record a memory's ``config()`` shows: objects by their
     names, ``mode`` under ``retrieval`` (the key ``memory_config`` and the cache scope have
@@ -79,6 +84,8 @@ class RetrievalConfig(BaseModel):
     reranker: Reranker | str | None = None
     rerank_depth: int = RERANK_DEPTH
     min_cosine: float | None = Field(default=None, ge=-1.0, le=1.0)
+    fusion: FusionSettings = FusionSettings()
+    feedback: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -131,6 +138,10 @@ class RetrievalConfig(BaseModel):
         record: dict[str, Any] = handler(self)
         if self.min_cosine is None:
             record.pop("min_cosine", None)
+        if self.fusion == FusionSettings():  # the same for the fusion's and feedback's keys
+            record.pop("fusion", None)
+        if not self.feedback:
+            record.pop("feedback", None)
         return record
 
 

@@ -42,11 +42,12 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from m3kit.memory.retrieval.config import RetrievalMode, checked_retrieval
-from m3kit.memory.retrieval.fusion import RRF_C, reciprocal_rank_fusion
+from m3kit.memory.retrieval.fusion import RRF_C, FusionSettings
 from m3kit.memory.retrieval.index import Hit, VectorIndex
 from m3kit.memory.retrieval.lexical import LexicalIndex
 from m3kit.memory.retrieval.query import RetrievalQuery
 from m3kit.memory.retrieval.views import passages
+from m3kit.perception.base import embed_queries
 
 if TYPE_CHECKING:
     from m3kit.perception.base import TextEmbedder
@@ -58,6 +59,9 @@ FUSION_DEPTH = 100
 EXPANSION_WEIGHT = 0.5
 TieOrder = Literal["index", "id"]
 """How a ranking orders equal scores: as the indexes return them (insertion order), or by id."""
+NamedRanking = tuple[str, list[Hit]]
+"""One retriever's ranking: its name (``fusion.RANKINGS``) and its hits, best first, with the
+retriever's own scores (cosine, BM25)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,10 @@ class HybridIndex:
 
     ``lexical``: a BM25 index already filled with the texts of ``vectors`` (a stored memory's,
     rebuilt on load); default: an empty one, filled by ``add``. ``min_cosine``: dense hits
-    below it are left out (before the fusion). ``ties``: ``TieOrder``."""
+    below it are left out (before the fusion). ``ties``: ``TieOrder``. ``fusion``: the method
+    and the weight of each ranking (``fusion.FusionSettings``; default: reciprocal rank, equal
+    weights). ``feedback``: a hybrid search also ranks, by BM25, the question expanded by
+    pseudo-relevance feedback (``LexicalIndex.feedback_terms``)."""
 
     def __init__(self, embedder: TextEmbedder, vectors: VectorIndex, *,
                  mode: RetrievalMode = "hybrid", depth: int = FUSION_DEPTH,
@@ -98,7 +105,9 @@ class HybridIndex:
                  view_vectors: Callable[[], VectorIndex] | None = None,
                  lexical: LexicalIndex | None = None,
                  min_cosine: float | None = None,
-                 ties: TieOrder = "index") -> None:
+                 ties: TieOrder = "index",
+                 fusion: FusionSettings | None = None,
+                 feedback: bool = False) -> None:
         self.embedder = embedder
         self.vectors = vectors
         self.lexical = lexical if lexical is not None else LexicalIndex()
@@ -107,6 +116,8 @@ class HybridIndex:
         self.c = c
         self.min_cosine = min_cosine
         self.ties = ties
+        self.fusion = fusion or FusionSettings()
+        self.feedback = feedback and mode == "hybrid"
         # Transient texts join ``lexical`` for one search: no other search may run meanwhile.
         self._lexical_lock = threading.Lock()
         self.views = view_vectors is not None and mode == "hybrid"
@@ -156,22 +167,28 @@ class HybridIndex:
 
     def rankings(self, text: str, depth: int, allow: Collection[str] | None,
                  vector: np.ndarray | None = None,
-                 transient: Sequence[TransientItem] = ()) -> list[list[str]]:
-        """The ranking of each retriever of ``mode`` (and of each view) for ``text``
-        (embedded, unless its ``vector`` is given) among ``allow``."""
-        out: list[list[str]] = []
+                 transient: Sequence[TransientItem] = ()) -> list[NamedRanking]:
+        """The ranking of each retriever of ``mode`` (and of each view, and the feedback's)
+        for ``text`` (embedded, unless its ``vector`` is given) among ``allow``, by name."""
+        out: list[NamedRanking] = []
         if self.mode != "lexical":
             if vector is None:
-                vector = self.embedder.embed([text])
+                vector = embed_queries(self.embedder, [text])
             if self.views:  # an item's dense score is its best passage's (MaxP)
-                out.append(self._best_passages(vector, depth, allow))
+                out.append(("dense", self._best_passages(vector, depth, allow)))
             else:
-                out.append([i for i, _ in self._dense(vector, depth, allow, transient)])
+                out.append(("dense", self._dense(vector, depth, allow, transient)))
         if self.mode != "dense":
-            out.append([i for i, _ in self._lexical(text, depth, allow, transient)])
+            out.append(("bm25", self._lexical(text, depth, allow, transient)))
         if self.views and vector is not None:
-            out.append([i for i, _ in self.window_vectors.search(vector, depth, allow=allow)[0]])
-            out.append([i for i, _ in self.window_lexical.search(text, depth, allow=allow)])
+            out.append(("window_dense",
+                        self.window_vectors.search(vector, depth, allow=allow)[0]))
+            out.append(("window_bm25", self.window_lexical.search(text, depth, allow=allow)))
+        if self.feedback:
+            terms = self.lexical.feedback_terms(text, allow=allow)
+            if terms:
+                out.append(("feedback", self._lexical(" ".join([text, *terms]), depth, allow,
+                                                      transient)))
         return out
 
     def _dense(self, vector: np.ndarray, depth: int, allow: Collection[str] | None,
@@ -209,7 +226,7 @@ class HybridIndex:
         return sorted(hits, key=lambda hit: (-hit[1], hit[0])) if self.ties == "id" else hits
 
     def _best_passages(self, vector: np.ndarray, depth: int, allow: Collection[str] | None
-                       ) -> list[str]:
+                       ) -> list[Hit]:
         """Items by their best passage's cosine (MaxP), best first, among ``allow``."""
         if allow is None:
             allowed = None
@@ -224,8 +241,10 @@ class HybridIndex:
         hits = self.passage_vectors.search(vector, min(count, 4 * depth), allow=allowed)[0]
         if self.min_cosine is not None:
             hits = [hit for hit in hits if hit[1] >= self.min_cosine]
-        owners = dict.fromkeys(self._owner[p] for p, _ in hits)
-        return list(owners)[:depth]
+        best: dict[str, float] = {}
+        for passage, score in hits:  # best first: an item's first passage is its best
+            best.setdefault(self._owner[passage], score)
+        return list(best.items())[:depth]
 
     def search(self, query: RetrievalQuery | str, k: int, *,
                allow: Collection[str] | None = None,
@@ -250,27 +269,27 @@ class HybridIndex:
             if self.mode == "lexical":
                 return self._lexical(query.text, k, allowed, transient)
             if vector is None:
-                vector = self.embedder.embed([query.text])
+                vector = embed_queries(self.embedder, [query.text])
             return self._dense(vector, k, allowed, transient)
         if vector is None and self.mode != "lexical":
-            vector = self.embedder.embed([query.text])
+            vector = embed_queries(self.embedder, [query.text])
         weighted = zip(scopes, scope_weights or [1.0] * len(scopes), strict=True)
         insides = [(set(s) if allowed is None else set(s) & allowed, w) for s, w in weighted]
         insides = [(s, w) for s, w in insides if s and w > 0]
 
         def fused(text: str, text_vector: np.ndarray | None, extra: Sequence[str] = ()
                   ) -> list[Hit]:
-            lists = self.rankings(text, depth, allowed, text_vector, transient)
-            weights = [1.0] * len(lists)
+            weighted: list[tuple[NamedRanking, float]] = [
+                (r, 1.0) for r in self.rankings(text, depth, allowed, text_vector, transient)]
             for inside, weight in insides:
-                found = self.rankings(text, depth, inside, text_vector, transient)
-                lists += found
-                weights += [weight] * len(found)
+                weighted += [(r, weight) for r in self.rankings(text, depth, inside,
+                                                                text_vector, transient)]
             for expansion in extra:
-                found = self.rankings(expansion, depth, allowed, None, transient)
-                lists += found
-                weights += [EXPANSION_WEIGHT] * len(found)
-            return self._ordered(reciprocal_rank_fusion(lists, weights=weights, c=self.c))
+                weighted += [(r, EXPANSION_WEIGHT)
+                             for r in self.rankings(expansion, depth, allowed, None, transient)]
+            return self._ordered(self.fusion.fuse(
+                [hits for (_, hits), _ in weighted],
+                [w * self.fusion.weight(name) for (name, _), w in weighted], c=self.c))
 
         main = fused(query.text, vector, query.expansions)
         if not query.parts:

@@ -13,6 +13,13 @@ every document. Terms are lower-cased, stripped of diacritics and Porter-stemmed
 the vector index's filter does: with the causal cut as ``allow``, a future item never takes a
 slot of the top ``k``. Scores are BM25 scores (higher is better; FTS5's ``bm25()`` is their
 negation).
+
+``feedback_terms`` is pseudo-relevance feedback over the same index (RM3: Abdul-Jaleel et al.,
+TREC 2004, from Lavrenko & Croft's relevance model, SIGIR 2001): the words that weigh most in
+the first search's top documents, each document weighted by its share of their BM25 scores.
+FTS5 cannot weigh the terms of a query, so RM3's interpolation of the original and the
+feedback query model is a fusion weight between the two rankings (``fusion``); a named
+deviation in docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -27,6 +34,26 @@ from m3kit.memory.retrieval.index import Hit
 
 # Unicode word characters: what FTS5's unicode61 tokenizer keeps as tokens.
 _TERM = re.compile(r"\w+", re.UNICODE)
+
+FEEDBACK_DOCS = 10
+"""Top documents the feedback reads (Anserini's RM3 default, ``fbDocs``)."""
+FEEDBACK_TERMS = 10
+"""Words the feedback adds (Anserini's RM3 default, ``fbTerms``)."""
+STOPWORDS = frozenset((
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few",
+    "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers",
+    "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of",
+    "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own",
+    "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs",
+    "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
+    "yourselves",
+))
+"""Function words a feedback term never is (they weigh most in every document)."""
 
 
 def fts5_available() -> bool:
@@ -114,6 +141,30 @@ class LexicalIndex:
             params.append(k)
             rows = self._db.execute(sql, params).fetchall()
             return [(self._id_of[rowid], -float(score)) for rowid, score in rows]
+
+    def feedback_terms(self, query: str, *, allow: Collection[str] | None = None,
+                       docs: int = FEEDBACK_DOCS, terms: int = FEEDBACK_TERMS) -> list[str]:
+        """RM3's expansion words for ``query`` among ``allow``: over its ``docs`` best BM25
+        hits, weight(w) = Σ_d P(w | d) · s_d / Σ s (P(w | d) a word's share of d's words, s_d
+        the hit's BM25 score); the ``terms`` heaviest words that are not stop words, digits or
+        the query's own, heaviest first (ties alphabetical). None when nothing matches."""
+        hits = self.search(query, docs, allow=allow)
+        total = sum(score for _, score in hits)
+        if not hits or total <= 0:
+            return []
+        with self._lock:
+            bodies = dict(self._db.execute(
+                "SELECT rowid, body FROM docs WHERE rowid IN (SELECT value FROM json_each(?))",
+                [json.dumps([self._rowid_of[i] for i, _ in hits])]).fetchall())
+        asked = {t.lower() for t in _TERM.findall(query)}
+        weight: dict[str, float] = {}
+        for item_id, score in hits:
+            words = [w.lower() for w in _TERM.findall(bodies[self._rowid_of[item_id]])]
+            for word in words:
+                weight[word] = weight.get(word, 0.0) + score / total / len(words)
+        kept = [w for w in weight if w not in asked and w not in STOPWORDS
+                and not w.isdigit() and len(w) > 1]
+        return sorted(kept, key=lambda w: (-weight[w], w))[:terms]
 
     def __len__(self) -> int:
         return len(self._rowid_of)

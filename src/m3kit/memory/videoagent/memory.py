@@ -109,7 +109,7 @@ class VideoAgentMemory(IndexedMemory):
     def __init__(
         self,
         *,
-        embedder: TextEmbedder | None = None,
+        embedder: TextEmbedder | str | None = None,
         frames: int = FRAMES,
         rounds: int = ROUNDS,
         speech_window: float = SPEECH_WINDOW,
