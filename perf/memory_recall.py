@@ -116,8 +116,8 @@ def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: 
     }
     # One MaxSim reranker per variant for both rows: its cache of item token embeddings is
     # shared; ``maxsim`` is fused with the first stage, ``maxsim-pure`` is MaxSim alone.
-    maxsim = {"maxsim": MaxSimReranker(embedder.inner),
-              "maxsim-pure": MaxSimReranker(embedder.inner, fuse=False)}
+    maxsim = {"maxsim": MaxSimReranker(lambda: embedder.inner),
+              "maxsim-pure": MaxSimReranker(lambda: embedder.inner, fuse=False)}
     for name, reranker in maxsim.items():
         out[f"hybrid+{name}"] = RagMemory(retrieval=RetrievalConfig(
             views=False, rewriting=False, reranker=reranker, rerank_depth=rerank_depth), **plain)
