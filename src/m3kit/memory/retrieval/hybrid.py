@@ -14,7 +14,9 @@ BM25 misses; which one is right varies by question, and the fusion keeps both.
 ``view_vectors`` (a factory of vector indexes) a hybrid index also searches each item's views
 (``views``): the dense ranking scores an item by its best passage (MaxP; a short item is one
 passage), and its turn window is ranked dense and by BM25; the four rankings (passages, BM25,
-window dense, window BM25) are fused at equal weight. A
+window dense, window BM25) are fused at equal weight unless ``fusion`` weighs them by name
+(``fusion.FusionSettings``, which also picks min-max CombSUM over reciprocal ranks); with
+``feedback`` a fifth ranking is BM25 of the question expanded by RM3 (``lexical``). A
 ``RetrievalQuery``'s expansions add their rankings at half weight; its compared parts get a
 ranking each, and the rankings take turns (``search``); a scope (the ids of the
 query's time scope, ``query``'s module doc; the sessions a coarse step chose) adds the rankings
