@@ -84,16 +84,6 @@ class MemoEmbedder:
         return np.stack([memo[t] for t in texts])
 
 
-def load(data: Path) -> Any:
-    """An M3Exam persona folder (or folder of personas), or LoCoMo's json file."""
-    if data.is_file():
-        from m3kit.benchmarks.m3exam.locomo import load_locomo
-
-        return load_locomo(data)
-    from m3kit.benchmarks.m3exam.load import load_m3exam
-
-    return load_m3exam(data)
-
 
 def systems(embedder: Any, reader: Any, rerank_model: str | None, rerank_depth: int
             ) -> dict[str, Any]:
@@ -173,11 +163,12 @@ def first_per_type(questions: Sequence[Any], count: int) -> list[Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from m3kit.benchmarks.m3exam.load import load_data
     from m3kit.benchmarks.m3exam.stream import conversation_stream
     from m3kit.metrics.retrieval import hit_at_k, recall_at_k
     from m3kit.perception.embeddings import named_embedder
 
-    data = load(args.data)
+    data = load_data(args.data)
     wanted = set(args.types.split(",")) if args.types else None
     questions = first_per_type([q for q in data.questions if q.evidence
                                 and (wanted is None or q.question_type in wanted)],

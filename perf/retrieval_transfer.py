@@ -43,16 +43,6 @@ PREVIOUS_DEFAULT = "minilm views rrf bm25×1 fb×0"
 """The memories' search before this comparison: MiniLM, views, equal-weight RRF, no feedback."""
 
 
-def load(data: Path) -> Any:
-    """An M3Exam persona folder (or folder of personas), or LoCoMo's json file."""
-    if data.is_file():
-        from m3kit.benchmarks.m3exam.locomo import load_locomo
-
-        return load_locomo(data)
-    from m3kit.benchmarks.m3exam.load import load_m3exam
-
-    return load_m3exam(data)
-
 
 def probe_class() -> type:
     from m3kit.memory import RagMemory
@@ -77,11 +67,12 @@ def probe_class() -> type:
 async def stage_rankings(data_path: Path, embedders: Sequence[str], types: set[str] | None,
                          ocr_cache: Path | None, no_ocr: bool) -> dict[str, Any]:
     """Every question's named rankings per embedder, with its type, key and evidence."""
+    from m3kit.benchmarks.m3exam.load import load_data
     from m3kit.benchmarks.m3exam.stream import conversation_stream
     from m3kit.memory.retrieval.config import RetrievalConfig
     from m3kit.perception.embeddings import named_embedder
 
-    data = load(data_path)
+    data = load_data(data_path)
     if types is not None and not any(q.question_type in types for q in data.questions):
         types = None  # the types name another data set's (LoCoMo's categories)
     questions = [q for q in data.questions if q.evidence
@@ -335,9 +326,9 @@ def _diff(d: dict[str, Any]) -> str:
 def with_sessions(path: Path, rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows of a set, each with its question's evidence session (the resampling unit of a
     single-persona set)."""
-    from m3kit.benchmarks.m3exam.load import evidence_session
+    from m3kit.benchmarks.m3exam.load import evidence_session, load_data
 
-    session = {q.id: evidence_session(q) or q.id for q in load(path).questions}
+    session = {q.id: evidence_session(q) or q.id for q in load_data(path).questions}
     return [{**row, "session": session[qid]} for qid, row in rows.items()]
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from m3kit import package_version
 from m3kit.errors import MediaError
 from m3kit.media.identity import IdentityCache
 from m3kit.models.redact import public_base_url, public_model_args
@@ -40,14 +40,6 @@ __all__ = [
     "task_card",
     "task_card_metadata",
 ]
-
-
-def package_version(name: str) -> str | None:
-    """The installed version of distribution ``name`` (``None`` when it is not installed)."""
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
 
 
 def frame_policy_card(frames: int | None, fps: float | None, max_side: int | None, *,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from m3kit.memory.retrieval.fusion import (
-    FEEDBACK_WEIGHT,
+    EXPANSION_WEIGHT,
     RRF_C,
     FusionSettings,
     min_max,
@@ -97,7 +97,7 @@ def test_fusion_settings_weigh_rankings_by_name() -> None:
     settings = FusionSettings(weights={"bm25": 2.0})
     assert settings.weight("bm25") == 2.0
     assert settings.weight("dense") == 1.0
-    assert settings.weight("feedback") == FEEDBACK_WEIGHT
+    assert settings.weight("feedback") == EXPANSION_WEIGHT
     # RRF with BM25 at weight 2: a = 2/61, b = 2/62 + 1/61, c = 1/62 (over 3/61)
     fused = settings.fuse([[("a", 9.0), ("b", 5.0)], [("b", 0.9), ("c", 0.8)]], [2.0, 1.0])
     assert [i for i, _ in fused] == ["b", "a", "c"]

@@ -65,12 +65,12 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import anyio
 
+from m3kit import package_version
 from m3kit.errors import M3kitError
 from m3kit.memory.adapters.endpoints import (
     DEFAULT_EMBEDDER,
@@ -217,16 +217,14 @@ class CogneeMemory(ServedMemory):
         # endpoints by URL, model and the *name* of their key's variable: never a key
         return {
             "memory": self.name,
-            "cognee": _cognee_version(),
+            "cognee": package_version("cognee"),
             "k": self.k,
             "search": SEARCH_TYPE,
             "llm": self.llm.model_dump(),
             "embedder": self.embedder.model_dump(),
             "stores": "sqlite+lancedb+ladybug, one dataset per key",
             "structured_output": self.structured_output,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "ocr": self.ocr_config(),
+            **self.served_config(),
             "max_tokens": self.max_tokens,
             "attempts": 1 + self.max_retries,
             "temperature": TEMPERATURE,
@@ -500,11 +498,6 @@ def _litellm_session(meter: UsageMeter, timeout_s: float) -> Any:
                                    event_hooks={"response": [meter.on_async_response]})
 
 
-def _cognee_version() -> str | None:
-    try:
-        return version("cognee")
-    except PackageNotFoundError:
-        return None
 
 
 def _import_cognee() -> Any:

@@ -43,12 +43,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from hashlib import sha256
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 
+from m3kit import package_version
 from m3kit.errors import M3kitError
 from m3kit.memory.adapters.endpoints import (
     DEFAULT_EMBEDDER,
@@ -170,8 +170,8 @@ class GraphitiMemory(ServedMemory):
         # endpoints by URL, model and the *name* of their key's variable: never a key
         return {
             "memory": self.name,
-            "graphiti": _version("graphiti-core"),
-            "kuzu": _version("kuzu"),
+            "graphiti": package_version("graphiti-core"),
+            "kuzu": package_version("kuzu"),
             "k": self.k,
             "llm": self.llm.model_dump(),
             "embedder": self.embedder.model_dump(),
@@ -179,9 +179,7 @@ class GraphitiMemory(ServedMemory):
             "temperature": TEMPERATURE,
             "max_tokens": self.max_tokens,
             "structured_output": self.structured_output,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "ocr": self.ocr_config(),
+            **self.served_config(),
             "concurrency": self.concurrency,
         }
 
@@ -537,8 +535,3 @@ def _skip_record(key: str, event: MemoryEvent, reason: str) -> SkippedRecord:
                                 f"{' '.join(reason.split())}")
 
 
-def _version(package: str) -> str | None:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None

@@ -45,12 +45,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from hashlib import sha256
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, cast
 
 import anyio
 
+from m3kit import package_version
 from m3kit.errors import M3kitError
 from m3kit.memory.adapters.endpoints import (
     DEFAULT_EMBEDDER,
@@ -140,7 +140,7 @@ class Mem0Memory(ServedMemory):
         # endpoints by URL, model and the *name* of their key's variable: never a key
         return {
             "memory": self.name,
-            "mem0": _mem0_version(),
+            "mem0": package_version("mem0ai"),
             "vision": self.vision,
             "infer": self.infer,
             "k": self.k,
@@ -149,9 +149,7 @@ class Mem0Memory(ServedMemory):
             "vector_store": "faiss/cosine",
             "temperature": TEMPERATURE,
             "max_tokens": MAX_TOKENS,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "ocr": self.ocr_config(),
+            **self.served_config(),
         }
 
     def close(self) -> None:
@@ -363,11 +361,6 @@ def _unreadable_reply(spent: UsageSnapshot) -> str | None:
     return None
 
 
-def _mem0_version() -> str | None:
-    try:
-        return version("mem0ai")
-    except PackageNotFoundError:
-        return None
 
 
 def _mem0_memory_class() -> Any:

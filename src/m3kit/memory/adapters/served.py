@@ -44,6 +44,12 @@ class ServedMemory(OcrSurrogates, StreamingMemory):
         self.ocr = ocr
         self._folder = RunFolder(store_dir, f"m3kit-{self.name}-")
 
+    def served_config(self) -> dict[str, Any]:
+        """The settings every adapter's ``config()`` records: the request bounds and how
+        frames and images are read."""
+        return {"timeout_s": self.timeout_s, "max_retries": self.max_retries,
+                "ocr": self.ocr_config()}
+
     async def _surrogates(self, key: str, events: list[MemoryEvent]) -> list[MemoryItem]:
         """``events`` as the items the system is given (``events.items_from_events``, in a
         worker thread: OCR blocks); what they could not give is recorded as skips of ``key``."""

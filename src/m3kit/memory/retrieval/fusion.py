@@ -29,6 +29,10 @@ from m3kit.memory.retrieval.index import Hit
 RRF_C = 60
 """Cormack et al.'s constant: the rank offset that damps each list's head."""
 
+EXPANSION_WEIGHT = 0.5
+"""The weight of a ranking for an expansion of the question (a model's rewriting, RM3's
+feedback words): a guess about the question, which itself weighs double."""
+
 FusionMethod = Literal["rrf", "score"]
 RANKINGS: tuple[str, ...] = ("dense", "bm25", "window_dense", "window_bm25", "feedback")
 """The rankings a hybrid search fuses, by name: the item's dense ranking (its best passage when
@@ -39,8 +43,7 @@ and BM25 over the question expanded by pseudo-relevance feedback (``feedback``).
 class FusionSettings(BaseModel):
     """How a hybrid search fuses its rankings: ``method`` (``rrf``: reciprocal rank, the
     default; ``score``: min-max CombSUM) and a weight per ranking name (``RANKINGS``; a name
-    not given weighs 1, except ``feedback``, which weighs ``FEEDBACK_WEIGHT`` when the search
-    has feedback)."""
+    not given weighs 1, except ``feedback``, an expansion, which weighs ``EXPANSION_WEIGHT``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,7 +63,7 @@ class FusionSettings(BaseModel):
 
     def weight(self, ranking: str) -> float:
         """The weight of the ranking named ``ranking``."""
-        return self.weights.get(ranking, FEEDBACK_WEIGHT if ranking == "feedback" else 1.0)
+        return self.weights.get(ranking, EXPANSION_WEIGHT if ranking == "feedback" else 1.0)
 
     def fuse(self, rankings: Sequence[Sequence[Hit]], weights: Sequence[float],
              c: int = RRF_C) -> list[Hit]:
@@ -69,12 +72,6 @@ class FusionSettings(BaseModel):
             return score_fusion(rankings, weights=weights)
         return reciprocal_rank_fusion([[i for i, _ in r] for r in rankings], weights=weights,
                                       c=c)
-
-
-FEEDBACK_WEIGHT = 0.5
-"""The feedback ranking's default weight: like a model's expansion (``hybrid``), a guess about
-the question, which itself weighs double."""
-
 
 
 def reciprocal_rank_fusion(

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from m3kit.memory.retrieval.config import RetrievalMode, checked_retrieval
-from m3kit.memory.retrieval.fusion import RRF_C, FusionSettings
+from m3kit.memory.retrieval.fusion import EXPANSION_WEIGHT, RRF_C, FusionSettings
 from m3kit.memory.retrieval.index import Hit, VectorIndex
 from m3kit.memory.retrieval.lexical import LexicalIndex
 from m3kit.memory.retrieval.query import RetrievalQuery
@@ -57,8 +57,6 @@ if TYPE_CHECKING:
 # Candidates each retriever contributes to the fusion: deep enough that an item ranked in the
 # middle of both lists still surfaces, cheap at memory scale (exact search, thousands of items).
 FUSION_DEPTH = 100
-# An expansion is a guess about the question; the question itself weighs double.
-EXPANSION_WEIGHT = 0.5
 TieOrder = Literal["index", "id"]
 """How a ranking orders equal scores: as the indexes return them (insertion order), or by id."""
 NamedRanking = tuple[str, list[Hit]]
