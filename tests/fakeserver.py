@@ -4,9 +4,9 @@ It answers ``GET /v1/models``, ``POST /v1/chat/completions`` (plain and streamed
 ``POST /v1/embeddings`` (``bag_of_words_vector``: texts that share words are near) and, per
 sample, plays a script of chat faults before answering: ``rate_limit`` (429),
 ``server_error`` (500), ``garbage`` (200 with a body that is not JSON), ``hang`` (no reply
-for ``hang_s``), ``down`` (the connection is dropped without a reply). A request belongs to
-the sample whose key ``key_of(prompt)`` finds in its last user message (default: the
-``qid=<id>`` marker).
+for ``hang_s``, or until the server stops), ``down`` (the connection is dropped without a
+reply). A request belongs to the sample whose key ``key_of(prompt)`` finds in its last user
+message (default: the ``qid=<id>`` marker).
 
 Standard library only; every request is recorded so a test can count retries.
 
@@ -123,6 +123,7 @@ class ScriptedServer:
         self.records: list[RequestRecord] = []
         self.answered = threading.Event()  # set when ``block_after`` answers were given
         self._release = threading.Event()
+        self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._seen: Counter[str] = Counter()
         self._answers_given = 0
@@ -145,6 +146,7 @@ class ScriptedServer:
 
     def stop(self) -> None:
         self._release.set()
+        self._stopped.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -404,7 +406,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             elif outcome == "garbage":
                 self._send(200, b"<html>this is not json", content_type="application/json")
             elif outcome == "hang":
-                time.sleep(server.hang_s)
+                server._stopped.wait(server.hang_s)  # a stopped server lets it go at once
                 self._json(504, {"error": {"message": "hung"}})
             elif outcome == "down":
                 self.close_connection = True

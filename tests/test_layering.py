@@ -1,14 +1,15 @@
 """The import graph follows ARCHITECTURE.md's layer table.
 
 Layers, lowest first: the floor (``m3kit`` itself, ``m3kit.errors``, ``m3kit.paths``,
-``m3kit.files``) < ``schema`` < ``metrics`` < ``media`` < ``perception`` < ``memory`` <
-``models`` < ``synth`` < ``harness`` < ``benchmarks`` < ``report`` < ``review`` < ``cli``
-(``m3kit.registry``, ``m3kit.quickstart`` and ``m3kit.__main__`` sit at the cli level). A module
-may import modules of its own layer or of a lower one, except where the table's "knows nothing
-of" column names a lower layer (``synth`` knows nothing of ``models``; ``report`` nothing of
-``harness`` and ``memory``, how results were produced; ``review`` nothing of ``models``,
-``harness`` and ``memory``, how items were generated). Besides, no benchmark package imports
-another one (``m3kit.benchmarks.m3eval`` never imports ``m3kit.benchmarks.m3exam``); the package
+``m3kit.files``, ``m3kit.forks``) < ``schema`` < ``metrics`` < ``media`` < ``perception`` <
+``memory`` < ``models`` < ``synth`` < ``harness`` < ``benchmarks`` < ``report`` < ``review`` <
+``cli`` (``m3kit.registry``, ``m3kit.quickstart`` and ``m3kit.__main__`` sit at the cli
+level). A module may import modules of its own layer or of a lower one, except where the
+table's "knows nothing of" column names a lower layer (``synth`` knows nothing of ``models``;
+``report`` nothing of ``harness`` and ``memory``, how results were produced; ``review`` nothing
+of ``models``, ``harness`` and ``memory``, how items were generated). Besides, no benchmark
+package imports another one (``m3kit.benchmarks.m3eval`` never imports
+``m3kit.benchmarks.m3exam``); the package
 ``m3kit.benchmarks`` itself, the list of declarations, may import all of them.
 
 Every ``.py`` file under ``src/m3kit`` is parsed with ``ast`` and every import in it counts:
@@ -40,7 +41,7 @@ PACKAGE_DIR = SRC / "m3kit"
 
 # ARCHITECTURE.md's table, lowest layer first: (layer name, modules it holds).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("floor", ("m3kit", "m3kit.errors", "m3kit.paths", "m3kit.files")),
+    ("floor", ("m3kit", "m3kit.errors", "m3kit.paths", "m3kit.files", "m3kit.forks")),
     ("schema", ("m3kit.schema",)),
     ("metrics", ("m3kit.metrics",)),
     ("media", ("m3kit.media",)),

@@ -469,3 +469,40 @@ def test_a_bad_score_file_names_record_and_field(tmp_path: Path,
     assert capsys.readouterr().err.strip() == (
         f"m3kit: error: {other}: neither an inspect eval log nor a score file of 'm3kit score "
         "VERB --json --items'")
+
+
+def test_runs_on_a_copy_of_a_suite_elsewhere_are_made_on_the_same_data(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 36: two quickstarts in two folders were said to be made on different data. A copy
+    # of a suite has the fingerprint of the original (question files and media by content,
+    # never by where they lie), and runs of several tasks are compared task by task (a pooled
+    # run's own card is its latest-started log's, whichever task that was on each side)
+    from m3kit.benchmarks import run_benchmark_task
+    from m3kit.benchmarks.m3eval.task import synth_interference, synth_nback
+    from m3kit.harness.card import task_card
+    from m3kit.synth import SuiteConfig, build_suite
+
+    config = SuiteConfig(pairs=1, beats=8, evidence=["text"], swaps=[0],
+                         paradigms=["interference", "nback"], interference_questions=1,
+                         nback_n=[1], nback_k=[3], nback_trials=1, size=(160, 120), fps=4.0)
+    original = build_suite(tmp_path / "here" / "suite", config).root
+    copy = tmp_path / "elsewhere" / "suite"
+    shutil.copytree(original, copy)
+    for task in (synth_interference, synth_nback):
+        here = task_card(task(suite=str(original))).data_fingerprint
+        assert here is not None
+        assert task_card(task(suite=str(copy))).data_fingerprint == here
+    orders = {"a": ("synth_interference", "synth_nback"), "b": ("synth_nback",
+                                                                "synth_interference")}
+    suites = {"a": original, "b": copy}
+    for side, tasks in orders.items():
+        for task in tasks:
+            run_benchmark_task(task, "m3kit/builtin", limit=2, cache=False,
+                               task_args={"suite": str(suites[side]), "frames": 0},
+                               log_dir=tmp_path / side)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json",
+                 "--resamples", "50"]) == 0
+    out, err = capsys.readouterr()
+    (result,) = json.loads(out)["m3eval"]
+    assert result["card_differences"] == [] and "differ" not in err
+    assert result["data_a"] == result["data_b"] is not None

@@ -19,6 +19,8 @@ from m3kit.media.identity import file_identity
 from m3kit.media.resize import Resize
 from m3kit.media.store import FrameRequest, FrameStore, StoreStats
 
+from ..forking import check_in_forked_child
+
 FRAMES = 100  # frames of the ``small_video`` fixture
 
 
@@ -452,20 +454,15 @@ def test_processes_share_one_root_safely(small_video, png_root):
 
 
 def test_an_instance_keeps_working_in_a_forked_child(small_video, png_root):
-    if "fork" not in multiprocessing.get_all_start_methods():
-        pytest.skip("no fork on this platform")
     store = FrameStore(png_root, image_format="png")
     store.get_frames(small_video, [1, 2])  # the parent now holds a connection and threads
     want = reference(small_video, [3, 1])
 
-    def child() -> None:
+    def child() -> bool:
         frames = store.get_frames(small_video, [3, 1])
-        os._exit(0 if all_equal(frames, want) and store.stats.hits >= 1 else 1)
+        return all_equal(frames, want) and store.stats.hits >= 1
 
-    process = multiprocessing.get_context("fork").Process(target=child)
-    process.start()
-    process.join(60)
-    assert process.exitcode == 0
+    check_in_forked_child(child)
     assert all_equal(store.get_frames(small_video, [3]), reference(small_video, [3]))
     assert store.stats.hits == 1  # the child's frame, found by the parent
     store.close()

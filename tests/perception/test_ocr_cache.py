@@ -9,6 +9,8 @@ from PIL import Image, ImageDraw, ImageFont
 from m3kit.perception.cache import CachedTextReader
 from m3kit.perception.ocr import RapidTextReader
 
+from ..forking import check_in_forked_child
+
 pytest.importorskip("rapidocr")
 
 
@@ -39,3 +41,18 @@ def test_second_reader_on_same_root_reads_nothing(reader, tmp_path):
 def test_blank_image_has_no_text(reader, tmp_path):
     blank = np.full((64, 64, 3), 128, dtype=np.uint8)
     assert CachedTextReader(reader, tmp_path).read([blank]) == [[]]
+
+
+def test_a_cache_used_before_a_fork_reads_and_writes_in_the_child(reader, tmp_path):
+    # the parent's SQLite connection is not carried into the child: it opens its own, and what
+    # it writes is there for the parent
+    cache = CachedTextReader(reader, tmp_path)
+    assert cache.read_text([caption("red fox jumps")]) == ["red fox jumps"]
+
+    def child() -> bool:
+        texts = cache.read_text([caption("red fox jumps"), caption("north tower")])
+        return texts == ["red fox jumps", "north tower"] and cache.hits == 1
+
+    check_in_forked_child(child)
+    assert cache.read_text([caption("north tower")]) == ["north tower"]
+    assert (cache.hits, cache.misses) == (1, 1)  # the child's reading, found on disk

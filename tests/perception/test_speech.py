@@ -22,6 +22,8 @@ from m3kit.errors import MediaError, MediaNotFoundError
 from m3kit.perception.base import SpeechRecognizer
 from m3kit.perception.speech import SAMPLE_RATE, WhisperRecognizer, decode_audio
 
+from ..forking import check_in_forked_child
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -90,7 +92,7 @@ def two_tones(audio_dir: Path) -> Path:
 
 def test_is_a_speech_recognizer(recognizer) -> None:
     assert isinstance(recognizer, SpeechRecognizer)
-    assert recognizer._model is None  # lazy: nothing loaded until the first transcription
+    assert not recognizer._engine.loaded  # lazy: nothing loaded until the first transcription
 
 
 @pytest.mark.parametrize("span", [(0.5, 1.5), (2.5, 3.5), (1.75, 2.25)])
@@ -187,3 +189,13 @@ def test_fixture_helpers_roundtrip(audio_dir: Path) -> None:
     samples = tone(500, 1, 16_000)
     audio, _ = decode_audio(write_audio(audio_dir / "exact.wav", samples, 16_000))
     np.testing.assert_allclose(audio, samples, atol=1 / 16_000)
+
+
+def test_a_recognizer_used_before_a_fork_transcribes_in_the_child(audio_dir: Path) -> None:
+    # CTranslate2's OpenMP pool and its model's threads stay in the parent: the child loads
+    # its own model on a thread of its own
+    recognizer = WhisperRecognizer(vad_filter=False)
+    clip = write_audio(audio_dir / "fork.wav", tone(300, 3, 16_000, 0.2), 16_000)
+    want = recognizer.transcribe(clip)
+    check_in_forked_child(lambda: recognizer.transcribe(clip) == want)
+    assert recognizer.transcribe(clip) == want

@@ -34,7 +34,7 @@ def test_a_text_longer_than_the_window_keeps_every_piece(minilm) -> None:
     # 600 one-piece words: the model's window is 256 pieces; windows are cut between words
     (rows,) = minilm.token_embeddings(["cat " * 600])
     assert rows.shape == (600, 384)
-    tokenizer = minilm._load().tokenizer
+    tokenizer = minilm.tokenizer()
     long_text = "venipuncture " * 200  # several pieces per word: no window cuts a word
     pieces = len(tokenizer(long_text, add_special_tokens=False)["input_ids"])
     assert pieces > 256

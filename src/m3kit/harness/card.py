@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from m3kit import package_version
 from m3kit.errors import MediaError
+from m3kit.harness.environment import environment_card
 from m3kit.media.identity import IdentityCache
 from m3kit.models.redact import public_base_url, public_model_args
 from m3kit.schema.card import (
@@ -104,7 +105,8 @@ def run_card(
     generate_config: Mapping[str, Any] | None = None,
 ) -> ReproCard:
     """The whole card of a run of ``task`` (``None``: a task inspect builds itself) on
-    ``model``: the task's part, the m3kit and inspect-ai versions, the model's name, arguments
+    ``model``: the task's part, the m3kit and inspect-ai versions, the environment and its lock
+    (``m3kit.harness.environment``), the model's name, arguments
     (``model_args`` as given, else the model's own) and base URL, and the generation config
     (the model's, then the task's, then ``generate_config`` from the run)."""
     config: dict[str, Any] = model.config.model_dump(mode="json", exclude_none=True)
@@ -115,6 +117,7 @@ def run_card(
     return task_card(task).model_copy(update={
         "m3kit_version": package_version("m3kit"),
         "inspect_ai_version": package_version("inspect_ai"),
+        "environment": environment_card(),
         "model": str(model),
         "model_args": public_model_args(args),
         "model_base_url": public_base_url(getattr(model.api, "base_url", None)),
@@ -135,6 +138,7 @@ def predictions_card(card: ReproCard, predictions: Path) -> ReproCard:
     return card.model_copy(update={
         "m3kit_version": package_version("m3kit"),
         "inspect_ai_version": package_version("inspect_ai"),
+        "environment": environment_card(),
         "model": None,
         "predictions_sha256": file_sha256(predictions) if predictions.is_file() else None,
     })

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import av
 import av.error
@@ -40,6 +40,7 @@ from m3kit.media.index import VideoIndex, scan_index
 from m3kit.media.info import VideoInfo, info_from_index
 from m3kit.media.ordered import in_order
 from m3kit.media.resize import Resize
+from m3kit.media.swscale import reformat
 
 # A seek costs about as much as decoding this many frames (demuxer reset, decoder flush, threads
 # refilling). Measured on 720p H.264 with 2 cores; it only shifts the seek/continue break-even.
@@ -209,6 +210,10 @@ class VideoDecoder:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
         self._threads = threads
         self._helpers: list[VideoDecoder] = []  # decoders of parallel runs, kept for reuse
+        # The process that opened the container: FFmpeg's frame threads are its own, so a
+        # forked child opens the file again (``_own_process``; m3kit.forks).
+        self._pid = os.getpid()
+        self._inherited: list[Any] = []
         self._container, self._stream = open_video(self.path)
         try:
             if index is None:
@@ -291,6 +296,7 @@ class VideoDecoder:
         self, indices: Sequence[int], convert: Callable[[av.VideoFrame], Converted]
     ) -> Iterator[tuple[int, Converted]]:
         """``(index, convert(frame))`` for the wanted indices in ascending order."""
+        self._own_process()
         wanted = sorted(set(self._validate(indices)))
         # Every request plans from the start of the file, never from where the last one stopped:
         # frames that the last request's final packet produced, or that it skipped as
@@ -388,6 +394,19 @@ class VideoDecoder:
         in_flight = (cc.width or 0) * (cc.height or 0) * 3 // 2 * threads  # yuv420p frames
         cc.thread_type = "SLICE" if in_flight > FRAME_THREADS_MAX_BYTES else "AUTO"
         cc.thread_count = self._threads
+
+    def _own_process(self) -> None:
+        """In a child forked after this decoder opened: leave the parent's container and
+        helpers as they are (their FFmpeg threads do not exist here: closing them would wait on
+        those threads forever; m3kit.forks) and open the file again."""
+        if self._pid == os.getpid():
+            return
+        self._inherited += [self._container, *self._helpers]
+        self._helpers = []
+        self._container, self._stream = open_video(self.path)
+        self._configure_codec()
+        self._position, self._eof_sent = -1, False
+        self._pid = os.getpid()
 
     def _reopen(self) -> None:
         self._container.close()
@@ -571,6 +590,8 @@ class VideoDecoder:
     # -- lifetime ---------------------------------------------------------------------------------
 
     def close(self) -> None:
+        if self._pid != os.getpid():  # a forked child's copy: the parent's to close (above)
+            return
         for helper in self._helpers:
             helper.close()
         self._helpers.clear()
@@ -642,11 +663,12 @@ def damaged_frame_error(path: str | Path, index: int, reason: str) -> CorruptMed
 
 
 def frame_to_rgb(frame: av.VideoFrame, resize: Resize | None = None) -> np.ndarray:
-    """A decoded frame as an RGB ``uint8`` array, resized by swscale when asked."""
+    """A decoded frame as an RGB ``uint8`` array, resized by swscale when asked (on the
+    calling thread: ``m3kit.media.swscale``)."""
     if resize is None:
-        return frame.to_ndarray(format="rgb24")
+        return reformat(frame, "rgb24").to_ndarray()
     width, height = resize.size_for(frame.width, frame.height)
-    return frame.to_ndarray(width=width, height=height, format="rgb24", interpolation="AREA")
+    return reformat(frame, "rgb24", width, height, interpolation="AREA").to_ndarray()
 
 
 def _as_decoded(frame: av.VideoFrame) -> av.VideoFrame:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from m3kit.errors import CompositionError
-from m3kit.media.decode import VideoDecoder
+from m3kit.media.decode import VideoDecoder, frame_to_rgb
 from m3kit.media.encode import VideoWriter
 from m3kit.media.index import VideoIndex
 from m3kit.media.letterbox import letterbox
@@ -260,7 +260,7 @@ class _Feeds:
             return _Feed(_store_frames(self._store, path, run.indices), lambda: None)
         # The index scanned by the up-front check is reused: no second packet scan per run.
         decoder = VideoDecoder(path, index=self._indexes[run.source])
-        frames = ((i, f.to_ndarray(format="rgb24")) for i, f in decoder.iter_frames(run.indices))
+        frames = ((i, frame_to_rgb(f)) for i, f in decoder.iter_frames(run.indices))
         return _Feed(frames, decoder.close)
 
 

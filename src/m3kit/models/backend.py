@@ -27,7 +27,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
@@ -58,14 +58,17 @@ __all__ = [
     "backoff_seconds",
     "call_json",
     "call_json_async",
+    "both_or_stop",
     "call_text",
     "complete_async",
     "extract_json",
+    "gather_or_stop",
     "reply_schema",
     "json_object_reply",
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 logger = logging.getLogger(__name__)
 
@@ -365,6 +368,33 @@ def _call_error(model: object, exc: BaseException, request: BackendRequest,
 def backend_name(backend: TextBackend) -> str:
     """The model behind a backend, as caches key it."""
     return str(getattr(backend, "name", None) or type(backend).__qualname__)
+
+
+async def gather_or_stop(*calls: Awaitable[T]) -> list[T]:
+    """Await ``calls`` concurrently and return their results in order, as ``asyncio.gather``;
+    the first one that raises cancels every other before its error is raised (as itself, not
+    in an ``ExceptionGroup``). A construction run that stops at a failed call then sends no
+    further request, and its call summary counts only what happened before the stop, however
+    busy the machine (``asyncio.gather`` left the others running until the event loop ended)."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_awaited(call)) for call in calls]
+    except BaseExceptionGroup as failed:
+        first: BaseException = failed
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    return [task.result() for task in tasks]
+
+
+async def both_or_stop(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
+    """``gather_or_stop`` of two calls whose results differ in type."""
+    results: list[Any] = await gather_or_stop(first, second)
+    return results[0], results[1]
+
+
+async def _awaited(call: Awaitable[T]) -> T:
+    return await call
 
 
 async def complete_async(backend: TextBackend, request: BackendRequest) -> str:

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 from inspect_ai.model import (
@@ -114,10 +114,11 @@ class HFVisionModelAPI(ModelAPI):
             raise ModelArgError(f"dtype must be one of {_DTYPES}", field="dtype")
         self.device = device
         self.dtype = dtype
-        self.pixels = {
-            key: int(value) for key, value in
-            (("min_pixels", min_pixels), ("max_pixels", max_pixels)) if value is not None
-        }
+        self.pixels = PixelBounds()
+        if min_pixels is not None:
+            self.pixels["min_pixels"] = int(min_pixels)
+        if max_pixels is not None:
+            self.pixels["max_pixels"] = int(max_pixels)
         self.attn_implementation = attn_implementation
         self.trust_remote_code = str(trust_remote_code).lower() in ("1", "true", "yes")
         self._loaded: _Loaded | None = None
@@ -332,7 +333,16 @@ def _expand(text: str, token: str, counts: list[int]) -> str:
     return "".join(out)
 
 
-def _input_builder(path: Path, config: Any, pixels: dict[str, int], remote: bool) -> _InputBuilder:
+class PixelBounds(TypedDict, total=False):
+    """The image processor's resize bounds (Qwen-VL's ``min_pixels`` and ``max_pixels``) as
+    keyword arguments of ``from_pretrained``: typed by name, so they can never be read as one of
+    its own parameters (``config``, ``token``...), whatever a transformers release declares."""
+
+    min_pixels: int
+    max_pixels: int
+
+
+def _input_builder(path: Path, config: Any, pixels: PixelBounds, remote: bool) -> _InputBuilder:
     from transformers import AutoImageProcessor, AutoProcessor, AutoTokenizer
 
     try:

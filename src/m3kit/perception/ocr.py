@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import queue
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from m3kit.forks import ProcessLocal
 from m3kit.media.budget import usable_cpus
 from m3kit.perception.base import TextLine, lines_text
 
@@ -22,6 +22,8 @@ class RapidTextReader:
     one ONNX Runtime thread. RapidOCR's default, one engine with ONNX Runtime's own thread pool,
     was measured 2.7x slower on 256x256 frames on 2 cores (48 frames: 4.8 s against 1.8 s, the
     same text; ``perf/ocr_engines.py``): intra-op threads on small images mostly spin and wait.
+    The engines and the thread pool are each process's own (``m3kit.forks``): a forked child
+    loads engines of its own.
     """
 
     name = "rapidocr"
@@ -32,9 +34,9 @@ class RapidTextReader:
         if self.workers < 1:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
         # Engines not in use: each ONNX session is used by one thread at a time.
-        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()  # guards the thread pool
-        self._pool: ThreadPoolExecutor | None = None
+        self._idle: ProcessLocal[queue.SimpleQueue[Any]] = ProcessLocal(queue.SimpleQueue)
+        self._pool = ProcessLocal(lambda: ThreadPoolExecutor(max_workers=self.workers,
+                                                             thread_name_prefix="m3kit-ocr"))
 
     def _new_engine(self) -> Any:
         from rapidocr import RapidOCR  # heavy: imported on first use
@@ -50,26 +52,22 @@ class RapidTextReader:
         })
 
     def _read_one(self, image: np.ndarray) -> list[TextLine]:
+        idle = self._idle.get()
         try:
-            engine = self._idle.get_nowait()
+            engine = idle.get_nowait()
         except queue.Empty:  # as many engines as threads ever read at once
             engine = self._new_engine()
         try:
             result = engine(np.ascontiguousarray(image[:, :, ::-1]))  # RapidOCR wants BGR
         finally:
-            self._idle.put(engine)
+            idle.put(engine)
         return _lines(result, self.min_score)
 
     def read(self, images: Sequence[np.ndarray]) -> list[list[TextLine]]:
         """The text lines of each RGB image, top to bottom, left to right."""
         if self.workers == 1 or len(images) < 2:
             return [self._read_one(image) for image in images]
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self.workers,
-                                                thread_name_prefix="m3kit-ocr")
-            pool = self._pool
-        return list(pool.map(self._read_one, images))
+        return list(self._pool.get().map(self._read_one, images))
 
     def read_text(self, images: Sequence[np.ndarray]) -> list[str]:
         """Each image's text as one string (lines joined by newlines)."""

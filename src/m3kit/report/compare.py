@@ -46,7 +46,7 @@ from m3kit.metrics.bootstrap import (
 )
 from m3kit.report.inputs import is_log_json, pooled_runs, read_inputs, read_json
 from m3kit.schema import LoggedSample, ScoreItem
-from m3kit.schema.card import ReproCard, card_differences
+from m3kit.schema.card import ReproCard, card_differences, text_sha256
 from m3kit.schema.evallog import LoggedRun
 from m3kit.schema.report import NA, ReportSection, Table
 
@@ -108,6 +108,20 @@ class RunItems(BaseModel):
     items: dict[str, SerializeAsAny[ScoreItem]]
     # How the run was made; None for a log written before cards were recorded.
     card: ReproCard | None = None
+    # A run pooled from several tasks' logs (a quickstart's four M3Eval paradigms): each task's
+    # own card, by task. ``card`` is then only the latest-started log's, whichever task that
+    # was, so the two runs are compared task by task.
+    task_cards: dict[str, ReproCard] = Field(default_factory=dict)
+
+    def data_fingerprint(self) -> str | None:
+        """The data the run read: its card's fingerprint, or for a run of several tasks one
+        sha256 over each task's name and fingerprint (``None`` where one is not recorded)."""
+        if not self.task_cards:
+            return self.card.data_fingerprint if self.card is not None else None
+        prints = {task: card.data_fingerprint for task, card in self.task_cards.items()}
+        if None in prints.values():
+            return None
+        return text_sha256("\n".join(f"{task} {prints[task]}" for task in sorted(prints)))
 
 
 class McNemarTest(BaseModel):
@@ -283,7 +297,9 @@ def run_items(benchmark: Benchmark, run: LoggedRun, source: str | Path) -> RunIt
     card."""
     label = benchmark.reporting.load().system_label
     return RunItems(benchmark=benchmark.name, label=label(run), source=str(source),
-                    items=_log_items(benchmark, run.samples, Path(source)), card=run.card)
+                    items=_log_items(benchmark, run.samples, Path(source)), card=run.card,
+                    task_cards={part.task: part.card for part in run.parts
+                                if part.card is not None})
 
 
 def run_from_predictions(benchmark: Benchmark, data: str | Path, predictions: str | Path,
@@ -421,7 +437,16 @@ def _shared_ids(a: RunItems, b: RunItems) -> list[str]:
 
 def _card_differences(a: RunItems, b: RunItems) -> list[str]:
     """The fields other than the model's in which the two runs' reproducibility cards
-    differ; none when either run has no card."""
+    differ; none when either run has no card. Runs of several tasks are compared task by task
+    (the tasks both ran), the fields that differ in any of them listed once; a task one run
+    has and the other has not is ``task``."""
+    if a.task_cards and b.task_cards:
+        shared = [task for task in a.task_cards if task in b.task_cards]
+        fields = {name for task in shared for name in card_differences(
+            a.task_cards[task], b.task_cards[task], ignore=MODEL_FIELDS)}
+        if set(a.task_cards) != set(b.task_cards):
+            fields.add("task")
+        return sorted(fields)
     if a.card is None or b.card is None:
         return []
     return card_differences(a.card, b.card, ignore=MODEL_FIELDS)
@@ -475,8 +500,7 @@ def compare_runs(a: RunItems, b: RunItems, *, resamples: int = DEFAULT_RESAMPLES
         unit=benchmark.ci_unit, n_units=len(units), resamples=resamples, level=level,
         seed=seed, numbers=numbers, mcnemar=_mcnemar(benchmark, pairs),
         card_differences=_card_differences(a, b),
-        data_a=a.card.data_fingerprint if a.card is not None else None,
-        data_b=b.card.data_fingerprint if b.card is not None else None,
+        data_a=a.data_fingerprint(), data_b=b.data_fingerprint(),
     )
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "CARD_KEY",
     "RUN_FIELDS",
     "TASK_CARD_KEY",
+    "EnvironmentCard",
     "FramePolicyCard",
     "FramesSent",
     "ReproCard",
@@ -48,8 +49,8 @@ TASK_CARD_KEY = "m3kit_task_card"
 CARD_KEY = "m3kit_card"
 # The fields the run adds to the task's part (``m3kit.harness.card.run_card``); every other
 # field but ``frames_sent`` (which the report counts) is the task's.
-RUN_FIELDS = ("m3kit_version", "inspect_ai_version", "model", "model_args", "model_base_url",
-              "generate_config")
+RUN_FIELDS = ("m3kit_version", "inspect_ai_version", "environment", "model", "model_args",
+              "model_base_url", "generate_config")
 
 _CHUNK = 1 << 20
 
@@ -118,6 +119,32 @@ class FramePolicyCard(BaseModel):
     default: str | None = None
 
 
+class EnvironmentCard(BaseModel):
+    """The Python environment of a run (``m3kit.harness.environment``): ``packages``
+    distributions installed, ``packages_sha256`` over their sorted ``name==version`` lines (two
+    runs with equal hashes ran the same versions of everything); ``lock``, the lock it was
+    installed from (``main``, ``cognee``: ``requirements/<lock>.lock``; ``None`` outside a
+    checkout), ``lock_sha256`` its files' identity and ``lock_differs`` the locked packages
+    installed at another version (``name installed (locked version)``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    packages: int
+    packages_sha256: str
+    lock: str | None = None
+    lock_sha256: str | None = None
+    lock_differs: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """One line: ``lock main 1a2b3c4d5e6f (as locked) · 183 packages 9f8e7d6c5b4a``."""
+        packages = f"{self.packages} packages {self.packages_sha256[:12]}"
+        if self.lock is None or self.lock_sha256 is None:
+            return f"no lock · {packages}"
+        state = (f"{len(self.lock_differs)} differ: {', '.join(self.lock_differs)}"
+                 if self.lock_differs else "as locked")
+        return f"lock {self.lock} {self.lock_sha256[:12]} ({state}) · {packages}"
+
+
 class FramesSent(BaseModel):
     """The frames actually sent per sample over the samples that had a solver record: how many
     samples, and the mean, least and most frames one of them was shown."""
@@ -149,6 +176,7 @@ class ReproCard(BaseModel):
 
     m3kit_version: str | None = None
     inspect_ai_version: str | None = None
+    environment: EnvironmentCard | None = None
     benchmark: str | None = None
     task: str | None = None
     model: str | None = None
@@ -212,6 +240,7 @@ class ReproCard(BaseModel):
         sent = self.frames_sent
         values: list[tuple[str, Any]] = [
             ("m3kit", self.m3kit_version), ("inspect-ai", self.inspect_ai_version),
+            ("environment", self.environment.text() if self.environment else None),
             ("benchmark", self.benchmark), ("task", self.task), ("model", self.model),
             ("model arguments", self.model_args or None),
             ("model base URL", self.model_base_url),

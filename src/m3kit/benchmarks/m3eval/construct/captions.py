@@ -20,6 +20,7 @@ from m3kit.models.backend import (
     BackendRequest,
     TextBackend,
     complete_async,
+    gather_or_stop,
     json_object_reply,
 )
 
@@ -256,7 +257,7 @@ async def caption_video_async(
         return CaptionFailure(batch=seg, attempts=max_attempts, reason=reason,
                               last_output=reply[:2000])
 
-    outcomes = await asyncio.gather(*(one(seg, imgs) for seg, imgs in zip(segments, frames,
+    outcomes = await gather_or_stop(*(one(seg, imgs) for seg, imgs in zip(segments, frames,
                                                                          strict=True)))
     return VideoCaptions(
         video=str(path),

@@ -68,7 +68,9 @@ from m3kit.models.backend import (
     BackendRequest,
     TextBackend,
     backend_name,
+    both_or_stop,
     complete_async,
+    gather_or_stop,
     json_object_reply,
 )
 from m3kit.models.call_cache import ResultCache
@@ -243,14 +245,14 @@ async def generate_questions_async(
         run.progress.stage(name, total)
 
     async def questions() -> tuple[dict[str, VideoCaptions], list[_JobReply | None]]:
-        captions = dict(zip(sources, await asyncio.gather(
+        captions = dict(zip(sources, await gather_or_stop(
             *(run.captions(sid, path) for sid, path in sources.items())), strict=True))
-        replies = await asyncio.gather(*(run.job(job, pp, _pair_captions(pp, captions))
+        replies = await gather_or_stop(*(run.job(job, pp, _pair_captions(pp, captions))
                                          for pp, job in jobs))
         return captions, list(replies)
 
-    (captions, replies), labels = await asyncio.gather(
-        questions(), asyncio.gather(*(run.nback(instance) for instance in plan.nback)))
+    (captions, replies), labels = await both_or_stop(
+        questions(), gather_or_stop(*(run.nback(instance) for instance in plan.nback)))
     report.reused = run.reused
 
     reviews: list[ReviewItem] = []

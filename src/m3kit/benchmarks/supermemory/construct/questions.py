@@ -80,6 +80,7 @@ from m3kit.models.backend import (
     backend_name,
     call_json_async,
     complete_async,
+    gather_or_stop,
     reply_schema,
 )
 from m3kit.models.call_cache import ResultCache
@@ -464,7 +465,7 @@ async def annotate_questions_async(root: str | Path, backend: TextBackend, *,
     for subject in subjects:
         person = people[subject]
         tokens_before, began = _tokens(backend), time.monotonic()
-        outcomes = await asyncio.gather(*(run.pair(p, person) for p in plans[subject]))
+        outcomes = await gather_or_stop(*(run.pair(p, person) for p in plans[subject]))
         tokens_after, seconds = _tokens(backend), time.monotonic() - began
         pairs = []
         calls = 0
