@@ -29,7 +29,7 @@ def samples_in_log(log_dir: Path) -> int:
 
 def run_and_kill(tmp_path: Path, server: Any, model: str, task_args: dict[str, Any],
                  log_dir: Path, done: int, *, task: str = "synth_interference",
-                 answer_s: float = 60, settle_s: float = 20) -> None:
+                 answer_s: float = 120, settle_s: float = 120) -> None:
     """Run ``task`` on ``model`` (served by ``server``, which holds the request after ``done``
     answers) in a child process and SIGKILL it once ``done`` samples are in the log under
     ``log_dir`` (waiting up to ``answer_s`` for the answers, ``settle_s`` for the log)."""

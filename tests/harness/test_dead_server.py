@@ -11,6 +11,7 @@ its own with its output in pipes, as a user's script would run it.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -214,8 +215,11 @@ def test_progress_lines_count_and_bracket_the_run():
     with progress.running():
         progress.sample_done(failed=False)
         progress.sample_done(failed=True)
-    assert lines[0].startswith("m3kit/synth_nback: 0 of 3 samples done (0 failed), 0:00:0")
-    assert lines[-1].startswith("m3kit/synth_nback: 2 of 3 samples done (1 failed), 0:00:0")
+    # only the elapsed time may differ with how busy the machine is
+    assert re.match(r"m3kit/synth_nback: 0 of 3 samples done \(0 failed\), \d+:\d\d:\d\d",
+                    lines[0]), lines
+    assert re.match(r"m3kit/synth_nback: 2 of 3 samples done \(1 failed\), \d+:\d\d:\d\d",
+                    lines[-1]), lines
     assert len(lines) == 2  # the interval never passed
     unknown = RunProgress("resumed", None, lines.append)
     assert unknown.line().startswith("resumed: 0 samples done (0 failed)")
@@ -225,7 +229,7 @@ def test_a_beat_is_written_between_samples():
     lines: list[str] = []
     progress = RunProgress("t", 1, lines.append, interval_s=0.05)
     with progress.running():
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a bound for a beat that never comes, not a speed
         while len(lines) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert len(lines) >= 4  # start, two beats at least, end
